@@ -1,0 +1,375 @@
+//! CPU identities and per-CPU storage.
+//!
+//! # Design
+//!
+//! A kernel knows two CPU counts: `NR_CPUS`, the capacity it was built for, and `nr_cpu_ids`,
+//! how many CPU ids this boot actually has. Stable Rust can size arrays only by the first, so
+//! it is the const parameter `N` of [`CpuId<N>`], [`NrCpuIds<N>`] and [`PerCpu<T, N>`] (at most
+//! [`MAX_CPUS`]); the second is a runtime value fixed at init, held in an [`NrCpuIds<N>`] (or,
+//! for a `static` machine, an [`NrCpuIdsCell<N>`] set once at boot).
+//!
+//! A [`CpuId<N>`] can only be made through [`CpuId::new`] / [`NrCpuIds::cpu`], which fail
+//! unless the index is below `nr_cpu_ids`, or by the crate's own scans, which stop there. So a
+//! `CpuId<N>` is always below `N`: indexing a `PerCpu<T, N>` with it can never go out of
+//! bounds, and no path of the crate has to decide what to do with an invalid CPU.
+//!
+//! Each [`PerCpu`] slot is [`CachePadded`]: one CPU's hot fields never share a cache line (or
+//! the adjacent-line prefetch pair) with another CPU's.
+
+use crate::sync::{AtomicU32, Ordering::Relaxed};
+use core::fmt;
+use crossbeam_utils::CachePadded;
+
+/// The largest capacity (`NR_CPUS`) the crate supports.
+pub const MAX_CPUS: usize = 8192;
+
+/// Compile-time check that a capacity is usable.
+struct Capacity<const N: usize>;
+impl<const N: usize> Capacity<N> {
+    const OK: () = assert!(N >= 1 && N <= MAX_CPUS, "CPU capacity must be in 1..=8192");
+}
+
+/// Why a CPU id or CPU count was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuError {
+    /// A CPU index at or above `nr_cpu_ids`.
+    OutOfRange {
+        /// The index asked for.
+        index: usize,
+        /// The machine's `nr_cpu_ids`.
+        nr_cpu_ids: usize,
+    },
+    /// A CPU count above the compile-time capacity.
+    TooManyCpus {
+        /// The count asked for.
+        requested: usize,
+        /// The capacity `N`.
+        capacity: usize,
+    },
+    /// `nr_cpu_ids` was already fixed to another value.
+    AlreadyInitialised {
+        /// The value it has.
+        nr_cpu_ids: usize,
+    },
+}
+
+impl fmt::Display for CpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            CpuError::OutOfRange { index, nr_cpu_ids } => write!(
+                f,
+                "CPU {index} does not exist: this machine has CPU ids 0..{nr_cpu_ids}"
+            ),
+            CpuError::TooManyCpus {
+                requested,
+                capacity,
+            } => write!(
+                f,
+                "{requested} CPUs requested, but the crate was built for at most {capacity}"
+            ),
+            CpuError::AlreadyInitialised { nr_cpu_ids } => {
+                write!(f, "nr_cpu_ids is already fixed at {nr_cpu_ids}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for CpuError {}
+
+/// The number of CPU ids this machine has (`nr_cpu_ids`), at most the capacity `N`.
+///
+/// Every scan of the crate (mask walks, per-CPU iteration) stops here. Zero is allowed and
+/// means "no CPU yet": no id is valid and every scan is empty.
+#[doc(alias = "nr_cpu_ids")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NrCpuIds<const N: usize>(u32);
+
+impl<const N: usize> NrCpuIds<N> {
+    /// `nr` CPU ids; fails if `nr > N`.
+    pub const fn new(nr: usize) -> Result<Self, CpuError> {
+        let () = Capacity::<N>::OK;
+        if nr > N {
+            return Err(CpuError::TooManyCpus {
+                requested: nr,
+                capacity: N,
+            });
+        }
+        Ok(NrCpuIds(nr as u32))
+    }
+
+    /// All `N` CPU ids of the capacity.
+    pub const fn full() -> Self {
+        let () = Capacity::<N>::OK;
+        NrCpuIds(N as u32)
+    }
+
+    /// The count.
+    #[inline(always)]
+    pub const fn get(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The capacity `N` (`NR_CPUS`).
+    pub const fn capacity(self) -> usize {
+        N
+    }
+
+    /// CPU `index`, if it is below this count.
+    #[inline]
+    pub const fn cpu(self, index: usize) -> Result<CpuId<N>, CpuError> {
+        if index < self.get() {
+            Ok(CpuId(index as u32))
+        } else {
+            Err(CpuError::OutOfRange {
+                index,
+                nr_cpu_ids: self.get(),
+            })
+        }
+    }
+
+    /// Every CPU id, ascending (`for_each_possible_cpu`).
+    #[doc(alias = "for_each_possible_cpu")]
+    pub fn iter(self) -> impl DoubleEndedIterator<Item = CpuId<N>> + ExactSizeIterator + Clone {
+        (0..self.0).map(CpuId)
+    }
+}
+
+/// A CPU's id: below the capacity `N` and below the `nr_cpu_ids` it was checked against.
+///
+/// A `CpuId` is valid for the machine whose [`NrCpuIds`] made it. Used with another machine of
+/// the same capacity it still never indexes out of bounds, but may name a CPU that machine does
+/// not have; scans of that machine never visit it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CpuId<const N: usize>(u32);
+
+impl<const N: usize> CpuId<N> {
+    /// CPU `index`, if it is below `nr_cpu_ids` (never a panic).
+    #[inline]
+    pub const fn new(index: usize, nr_cpu_ids: NrCpuIds<N>) -> Result<Self, CpuError> {
+        nr_cpu_ids.cpu(index)
+    }
+
+    /// Used only by the crate's scans, which stop below `nr_cpu_ids <= N`.
+    #[inline(always)]
+    pub(crate) const fn from_scan(index: usize) -> Self {
+        debug_assert!(index < N);
+        CpuId(index as u32)
+    }
+
+    /// The index, `0..nr_cpu_ids`.
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl<const N: usize> fmt::Display for CpuId<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CPU{}", self.0)
+    }
+}
+
+/// `nr_cpu_ids` for a machine declared as a `static`: unset (zero) until boot code fixes it once.
+///
+/// Reads are `Relaxed`: the value is written once at boot, before the embedding kernel brings
+/// up the other CPUs, and that bring-up already orders it for them.
+#[derive(Debug)]
+pub struct NrCpuIdsCell<const N: usize>(AtomicU32);
+
+impl<const N: usize> NrCpuIdsCell<N> {
+    crate::maybe_const_fn! {
+        /// An unset cell (zero CPU ids).
+        pub fn new() -> Self {
+            let () = Capacity::<N>::OK;
+            NrCpuIdsCell(AtomicU32::new(0))
+        }
+    }
+
+    /// Fixes `nr_cpu_ids`. Setting the same value again is allowed; a different value, zero or a
+    /// value above `N` is refused and changes nothing.
+    pub fn init(&self, nr: usize) -> Result<NrCpuIds<N>, CpuError> {
+        let want = NrCpuIds::<N>::new(nr)?;
+        if nr == 0 {
+            return Err(CpuError::OutOfRange {
+                index: 0,
+                nr_cpu_ids: 0,
+            });
+        }
+        match self.0.compare_exchange(0, want.0, Relaxed, Relaxed) {
+            Ok(_) => Ok(want),
+            Err(have) if have == want.0 => Ok(want),
+            Err(have) => Err(CpuError::AlreadyInitialised {
+                nr_cpu_ids: have as usize,
+            }),
+        }
+    }
+
+    /// The current count (zero before [`init`](Self::init)).
+    #[inline(always)]
+    pub fn get(&self) -> NrCpuIds<N> {
+        // Only `init` stores, and it checked the value against `N`.
+        NrCpuIds(self.0.load(Relaxed))
+    }
+}
+
+#[cfg(not(nohz_loom))]
+impl<const N: usize> Default for NrCpuIdsCell<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One `T` per CPU, each in a [`CachePadded`] slot of its own (`DEFINE_PER_CPU`).
+///
+/// For a `static`, build it with [`per_cpu!`](crate::per_cpu) (or [`PerCpu::from_padded`] with
+/// `[const { CachePadded::new(T::new()) }; N]` at the call site: stable Rust cannot call a
+/// trait's `const fn` generically). At run time [`PerCpu::from_fn`] is simpler.
+#[doc(alias = "DEFINE_PER_CPU")]
+#[derive(Debug)]
+pub struct PerCpu<T, const N: usize> {
+    slots: [CachePadded<T>; N],
+}
+
+impl<T, const N: usize> PerCpu<T, N> {
+    /// Wraps already padded slots; usable in `const` context.
+    pub const fn from_padded(slots: [CachePadded<T>; N]) -> Self {
+        let () = Capacity::<N>::OK;
+        PerCpu { slots }
+    }
+
+    /// Builds each slot from its CPU index.
+    pub fn from_fn(mut f: impl FnMut(usize) -> T) -> Self {
+        let () = Capacity::<N>::OK;
+        PerCpu {
+            slots: core::array::from_fn(|i| CachePadded::new(f(i))),
+        }
+    }
+
+    /// This CPU's slot (`per_cpu(var, cpu)`).
+    #[doc(alias = "per_cpu")]
+    #[inline(always)]
+    pub fn get(&self, cpu: CpuId<N>) -> &T {
+        // In bounds: a CpuId<N> is below N by construction.
+        &self.slots[cpu.index()]
+    }
+
+    /// Each CPU below `nr_cpu_ids` with its slot, ascending.
+    pub fn iter(&self, nr_cpu_ids: NrCpuIds<N>) -> impl Iterator<Item = (CpuId<N>, &T)> {
+        nr_cpu_ids.iter().map(|cpu| (cpu, self.get(cpu)))
+    }
+}
+
+impl<T, const N: usize> core::ops::Index<CpuId<N>> for PerCpu<T, N> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, cpu: CpuId<N>) -> &T {
+        self.get(cpu)
+    }
+}
+
+/// Builds a [`PerCpu`] in `const` context: `per_cpu![Rq::new(); 64]`, or `per_cpu![Rq::new()]`
+/// where the type fixes the capacity.
+///
+/// The initialiser must be a constant expression; it is evaluated once per slot.
+///
+/// ```
+/// use nohz::{per_cpu, PerCpu, StaticKey};
+/// static KEYS: PerCpu<StaticKey, 8> = per_cpu![StaticKey::new_false()];
+/// assert!(!KEYS.get(nohz::NrCpuIds::<8>::full().cpu(3).unwrap()).enabled());
+/// ```
+#[macro_export]
+macro_rules! per_cpu {
+    ($init:expr; $n:expr) => {
+        $crate::PerCpu::from_padded([const { $crate::CachePadded::new($init) }; $n])
+    };
+    ($init:expr) => {
+        $crate::PerCpu::from_padded([const { $crate::CachePadded::new($init) }; _])
+    };
+}
+
+#[cfg(all(test, not(nohz_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_ids_are_checked_against_nr_cpu_ids() {
+        let nr = NrCpuIds::<64>::new(4).unwrap();
+        assert_eq!(CpuId::new(3, nr).unwrap().index(), 3);
+        assert_eq!(
+            CpuId::new(4, nr),
+            Err(CpuError::OutOfRange {
+                index: 4,
+                nr_cpu_ids: 4
+            })
+        );
+        assert!(CpuId::new(usize::MAX, nr).is_err());
+        assert_eq!(
+            NrCpuIds::<64>::new(65),
+            Err(CpuError::TooManyCpus {
+                requested: 65,
+                capacity: 64
+            })
+        );
+        let none = NrCpuIds::<64>::new(0).unwrap();
+        assert!(none.cpu(0).is_err());
+        assert_eq!(none.iter().count(), 0);
+    }
+
+    #[test]
+    fn iteration_is_ascending_and_bounded() {
+        let nr = NrCpuIds::<8>::new(5).unwrap();
+        let ids: [usize; 5] = core::array::from_fn(|i| nr.iter().nth(i).unwrap().index());
+        assert_eq!(ids, [0, 1, 2, 3, 4]);
+        assert_eq!(nr.iter().len(), 5);
+        assert_eq!(nr.iter().next_back().unwrap().index(), 4);
+    }
+
+    #[test]
+    fn errors_explain_themselves() {
+        extern crate std;
+        use std::string::ToString;
+        let e = CpuId::new(9, NrCpuIds::<16>::new(8).unwrap()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "CPU 9 does not exist: this machine has CPU ids 0..8"
+        );
+    }
+
+    #[test]
+    fn nr_cpu_ids_cell_is_fixed_once() {
+        let cell = NrCpuIdsCell::<16>::new();
+        assert_eq!(cell.get().get(), 0);
+        assert!(cell.init(0).is_err());
+        assert!(cell.init(17).is_err());
+        assert_eq!(cell.get().get(), 0, "refused inits change nothing");
+        assert_eq!(cell.init(12).unwrap().get(), 12);
+        assert_eq!(cell.init(12).unwrap().get(), 12, "same value again is fine");
+        assert_eq!(
+            cell.init(8),
+            Err(CpuError::AlreadyInitialised { nr_cpu_ids: 12 })
+        );
+        assert_eq!(cell.get().get(), 12);
+    }
+
+    static SLOTS: PerCpu<AtomicU32, 4> = per_cpu![AtomicU32::new(7)];
+    static SLOTS_N: PerCpu<AtomicU32, 3> = per_cpu![AtomicU32::new(1); 3];
+
+    #[test]
+    fn per_cpu_slots_are_distinct_and_padded() {
+        let nr = NrCpuIds::<4>::full();
+        for (cpu, slot) in SLOTS.iter(nr) {
+            slot.fetch_add(cpu.index() as u32, Relaxed);
+        }
+        let vals: [u32; 4] = core::array::from_fn(|i| SLOTS[nr.cpu(i).unwrap()].load(Relaxed));
+        assert_eq!(vals, [7, 8, 9, 10]);
+        let a = SLOTS.get(nr.cpu(0).unwrap()) as *const _ as usize;
+        let b = SLOTS.get(nr.cpu(1).unwrap()) as *const _ as usize;
+        let line = core::mem::align_of::<CachePadded<u8>>();
+        assert_eq!(b - a, line);
+        assert_eq!(a % line, 0);
+        assert_eq!(SLOTS_N.iter(NrCpuIds::full()).count(), 3);
+        let built = PerCpu::<u32, 6>::from_fn(|i| i as u32 * 10);
+        let nr6 = NrCpuIds::<6>::new(2).unwrap();
+        assert_eq!(built.iter(nr6).map(|(_, v)| *v).sum::<u32>(), 10);
+    }
+}

@@ -1,0 +1,109 @@
+//! Linux's NOHZ idle-load-balancing bookkeeping, tick-sched's tickless-idle state machine and
+//! static keys, for Rust kernels and unikernels.
+//!
+//! # What this crate is
+//!
+//! Linux keeps a bit in `nohz.idle_cpus_mask` for every CPU that is idle with its scheduler
+//! tick stopped. Busy CPUs look at that mask on their tick and, when balancing is due, kick one
+//! idle CPU with an IPI to balance load on behalf of all the tickless idle CPUs. `nohz` is that
+//! machinery as a freestanding library: `#![no_std]`, no allocation, no `unsafe`, `const`
+//! constructors for `static`s, and names a kernel developer can find from the C source (every
+//! mirrored function carries its C name as a doc alias; search the docs for `cpumask_empty` or
+//! `static_branch_likely`).
+//!
+//! It mirrors the kernel *with* three recent changes applied (the [`Patched`] policy) and keeps
+//! the behaviour before them (the [`Legacy`] policy) so tests and benchmarks can show what each
+//! change bought:
+//!
+//! - seed 000 (fair.c): the contended `nohz.nr_cpus` counter is gone, the time checks come
+//!   before the mask test, and the empty-mask case is cold;
+//! - seed 001 (tick-sched.c): `nohz_balance_enter_idle()` runs whenever the idle path finds the
+//!   tick stopped, so NO_HZ_FULL CPUs whose tick stopped earlier become visible to the idle
+//!   balancer;
+//! - seed 003 (irqtime): `sched_clock_irqtime` is a static key, so the read on every interrupt
+//!   stops false-sharing a cache line with `nohz`.
+//!
+//! # How it is built
+//!
+//! - **The primitives.** [`CpuId`] (checked against `nr_cpu_ids`, so an invalid CPU is
+//!   unrepresentable) and [`PerCpu`] (one cache-padded slot per CPU); [`CpuMask`] (an atomic
+//!   bitmap whose scans are shaped for cache lines); [`Jiffies`] (wrap-safe time);
+//!   [`StaticKey`] (a count on a line of its own); [`Warnings`] (the kernel's `WARN_ON`,
+//!   counted instead of printed).
+//! - **One source of atomics.** Every atomic and fence comes from [`sync`]. Every ordering
+//!   stronger than `Relaxed` is a named [`sync::Site`] that says what it pairs with and what it
+//!   forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one to prove
+//!   it is needed.
+//! - **Policies** ([`policy`]) choose the kernel version at compile time, at zero cost.
+//! - **Platform traits** ([`platform`]): the kernel answers a few narrow questions (time, CPU
+//!   state, topology) and performs the actions the crate decides on (IPIs, softirqs, balance
+//!   passes). Host implementations for tests ship under the `testing` feature.
+//!
+//! # Layout
+//!
+//! False sharing is what two of the three seeds fix, so layout is a tested property: masks,
+//! per-CPU slots, static keys and the jiffies counter each occupy whole [`CachePadded`] lines
+//! (128 bytes on x86-64 and aarch64), checked at compile time against `CachePadded`'s alignment
+//! so the checks stay right on every target.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
+
+#[cfg(all(nohz_loom, not(feature = "loom")))]
+compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p loom-tests`");
+
+#[cfg(nohz_loom)]
+extern crate std;
+
+pub mod cpu;
+pub mod cpumask;
+pub mod jiffies;
+pub mod platform;
+pub mod policy;
+pub mod static_key;
+pub mod sync;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod warn;
+
+pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
+pub use cpumask::CpuMask;
+pub use crossbeam_utils::CachePadded;
+pub use jiffies::{Jiffies, JiffiesCell};
+pub use platform::Platform;
+pub use policy::{Legacy, Patched, Policy};
+pub use static_key::{StaticKey, StaticKeyError};
+pub use warn::{WarnSink, Warning, Warnings};
+
+/// Compile-time layout checks: every shared object fills whole `CachePadded` lines, whatever
+/// the target's line size.
+mod layout {
+    use super::*;
+    use core::mem::{align_of, size_of};
+    use static_assertions::const_assert_eq;
+
+    const LINE: usize = align_of::<CachePadded<u8>>();
+
+    // The mask: its words packed, the whole mask on lines of its own.
+    const_assert_eq!(align_of::<CpuMask<1>>(), LINE);
+    const_assert_eq!(size_of::<CpuMask<1>>() % LINE, 0);
+    const_assert_eq!(size_of::<CpuMask<128>>(), 1024usize.div_ceil(LINE) * LINE);
+    const_assert_eq!(align_of::<CpuMask<128>>(), LINE);
+
+    // Per-CPU slots: each a whole number of lines, so neighbours never share one.
+    const_assert_eq!(align_of::<PerCpu<u8, 4>>(), LINE);
+    const_assert_eq!(size_of::<PerCpu<u8, 4>>(), 4 * LINE);
+    const_assert_eq!(size_of::<PerCpu<[u64; 20], 2>>() % LINE, 0);
+    const_assert_eq!(
+        size_of::<PerCpu<[u64; 20], 2>>(),
+        2 * size_of::<CachePadded<[u64; 20]>>()
+    );
+
+    // Static keys and the jiffies counter: exactly one line each.
+    const_assert_eq!(size_of::<StaticKey>(), LINE);
+    const_assert_eq!(align_of::<StaticKey>(), LINE);
+    const_assert_eq!(size_of::<JiffiesCell>(), LINE);
+    const_assert_eq!(align_of::<JiffiesCell>(), LINE);
+}

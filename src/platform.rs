@@ -1,0 +1,167 @@
+//! The traits an embedding kernel implements.
+//!
+//! # Design
+//!
+//! The crate decides; the kernel acts. The crate owns the NOHZ bookkeeping (masks, flags,
+//! counters, deadlines) and decides whether to kick an idle CPU, which one and with which
+//! flags; the kernel owns hardware and the rest of the scheduler, and answers a few narrow
+//! questions and performs a few actions through these traits:
+//!
+//! | trait | kernel side it stands for |
+//! |---|---|
+//! | [`Clock`] | `jiffies`, `HZ` |
+//! | [`CpuState`] | `cpu_active()`, `need_resched()` |
+//! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` |
+//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` |
+//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities |
+//! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()` |
+//!
+//! [`Platform`] is all of them together, implemented automatically.
+//!
+//! The idle predicate `idle_cpu()` is deliberately *not* a platform call: it is computed from
+//! runqueue fields the kernel keeps current (spec §2.5), so the crate and its models see the
+//! same racy reads the kernel makes.
+//!
+//! Every method takes `&self` and may be called from any CPU concurrently; CPU arguments are
+//! [`CpuId`]s already checked against `nr_cpu_ids`. The crate ships recording host
+//! implementations under the `testing` feature (`nohz::testing`).
+
+use crate::cpu::CpuId;
+use crate::jiffies::{Jiffies, msecs_to_jiffies};
+use core::num::NonZeroU32;
+
+/// Time as the scheduler sees it: the jiffies counter and its rate.
+pub trait Clock {
+    /// Ticks per second (`HZ`), a build constant of the kernel. Must not be 0 (checked at
+    /// compile time where it is used).
+    const HZ: u32 = 1000;
+
+    /// The current jiffies (`READ_ONCE(jiffies)`).
+    fn jiffies(&self) -> Jiffies;
+
+    /// `msecs_to_jiffies(ms)` at this clock's `HZ`, rounding up.
+    #[inline]
+    fn msecs_to_jiffies(&self, ms: u32) -> usize {
+        let hz = const {
+            match NonZeroU32::new(Self::HZ) {
+                Some(hz) => hz,
+                None => panic!("Clock::HZ must not be zero"),
+            }
+        };
+        msecs_to_jiffies(ms, hz)
+    }
+}
+
+/// Per-CPU scheduler state that lives outside the crate.
+pub trait CpuState<const N: usize> {
+    /// `cpu_active(cpu)`: the CPU is online and not being torn down by hotplug.
+    fn cpu_active(&self, cpu: CpuId<N>) -> bool;
+
+    /// `need_resched()` as seen on `cpu`: a task is waiting to run there.
+    fn need_resched(&self, cpu: CpuId<N>) -> bool;
+}
+
+/// Cross-CPU calls.
+pub trait Ipi<const N: usize> {
+    /// Sends the nohz kick to `target` (`smp_call_function_single_async(target,
+    /// &rq->nohz_csd)`), fire-and-forget. `from` is the kicking CPU. The kernel's handler on
+    /// `target` must call the crate's csd entry point, which releases the csd before running
+    /// `nohz_csd_func`.
+    #[doc(alias = "smp_call_function_single_async")]
+    fn send_nohz_ipi(&self, from: CpuId<N>, target: CpuId<N>);
+}
+
+/// Softirqs.
+pub trait Softirq<const N: usize> {
+    /// Raises `SCHED_SOFTIRQ` on `cpu`, the calling CPU (`raise_softirq_irqoff`); its handler
+    /// must call the crate's softirq entry point.
+    #[doc(alias = "raise_softirq_irqoff")]
+    fn raise_sched_softirq(&self, cpu: CpuId<N>);
+}
+
+/// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
+pub const SCHED_CAPACITY_SCALE: u64 = 1024;
+
+/// Scheduling-domain facts. The crate reads them when it builds or rebuilds its per-LLC state
+/// (at init and on hotplug) and on the balancer kick's slow path.
+pub trait Topology<const N: usize> {
+    /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`). `false` for isolated
+    /// CPUs and for a partition of one CPU; such CPUs never register as idle.
+    fn has_sched_domain(&self, cpu: CpuId<N>) -> bool;
+
+    /// The last-level-cache domain `cpu` belongs to (`sd_llc`), as a small id shared by all
+    /// CPUs of that LLC, or `None` if it has none.
+    #[doc(alias = "sd_llc")]
+    fn llc_id(&self, cpu: CpuId<N>) -> Option<u32>;
+
+    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away.
+    #[doc(alias = "arch_scale_cpu_capacity")]
+    fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
+        SCHED_CAPACITY_SCALE
+    }
+
+    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it).
+    fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
+        117
+    }
+
+    /// Whether `cpu` has an `SD_ASYM_PACKING` domain (`sd_asym_packing`).
+    #[doc(alias = "sd_asym_packing")]
+    fn has_asym_packing(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
+
+    /// `sched_asym(sd_asym_packing(src), dst, src)`: `dst` is in `src`'s asym-packing domain,
+    /// may use asym priority there, and has a higher priority than `src`.
+    #[doc(alias = "sched_asym")]
+    fn asym_prefers(&self, _dst: CpuId<N>, _src: CpuId<N>) -> bool {
+        false
+    }
+
+    /// Whether `cpu` has an `SD_ASYM_CPUCAPACITY` domain (`sd_asym_cpucapacity`).
+    #[doc(alias = "sd_asym_cpucapacity")]
+    fn has_asym_cpucapacity(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
+}
+
+/// `enum cpu_idle_type`: why a balance pass runs.
+#[doc(alias = "cpu_idle_type")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CpuIdleType {
+    /// `__CPU_NOT_IDLE`: the CPU is busy.
+    NotIdle = 0,
+    /// `CPU_IDLE`: the CPU is idle (the value `rq->idle_balance == 1` stands for).
+    Idle = 1,
+    /// `CPU_NEWLY_IDLE`: the CPU is about to go idle.
+    NewlyIdle = 2,
+}
+
+/// The balancing actions the crate asks for; the kernel does the work and reports back.
+pub trait Balance<const N: usize> {
+    /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: decays `cpu`'s blocked load
+    /// under its rq lock. Returns whether blocked load remains; the crate then updates
+    /// `rq.has_blocked_load` and stamps `last_blocked_load_update_tick`.
+    #[doc(alias = "sched_balance_update_blocked_averages")]
+    fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
+
+    /// `update_rq_clock(rq)` under `cpu`'s rq lock, run by `by`.
+    fn update_rq_clock(&self, by: CpuId<N>, cpu: CpuId<N>);
+
+    /// `sched_balance_domains(cpu_rq(cpu), idle)`, run by `by` on `cpu`'s behalf: may pull
+    /// tasks to `cpu`. Returns `cpu`'s rq's new `next_balance`.
+    #[doc(alias = "sched_balance_domains")]
+    fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies;
+}
+
+/// Everything the NOHZ code needs from the kernel, in one bound.
+pub trait Platform<const N: usize>:
+    Clock + CpuState<N> + Ipi<N> + Softirq<N> + Topology<N> + Balance<N>
+{
+}
+
+impl<T, const N: usize> Platform<N> for T where
+    T: Clock + CpuState<N> + Ipi<N> + Softirq<N> + Topology<N> + Balance<N>
+{
+}

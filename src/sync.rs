@@ -1,0 +1,384 @@
+//! The one place atomics, fences and memory orderings come from.
+//!
+//! # Design
+//!
+//! Every other module imports its atomic types and `fence` from here. In a normal build they
+//! are `core::sync::atomic`'s; built with `--cfg nohz_loom` (only the `loom-tests` crate does
+//! that) they are loom's, so the models check the crate's own code rather than a copy of it.
+//!
+//! Relaxed operations are written inline as `Ordering::Relaxed`: they promise nothing, so there
+//! is nothing to name. Every *stronger* ordering and every fence is taken from a [`Site`]: a
+//! `static` that names the operation, the obligation of the ordering contract it serves
+//! (`spec §6`, O1..O8), the operation it pairs with and the outcome it forbids. All sites of
+//! the crate are listed in [`SITES`].
+//!
+//! In a normal build [`Site::ordering`] and [`Site::fence`] read an immutable `static` and
+//! inline to the declared ordering: a named site costs exactly what the bare ordering costs.
+//! In a loom build a test may weaken one site at a time (see `mutation`, present only under
+//! `nohz_loom`): the loom models then prove that each ordering is *needed* (the weakened model
+//! fails), not only that the declared one is sufficient.
+//!
+//! loom atomics cannot be built in `const` context, so constructors are `const fn` in normal
+//! builds and plain `fn` under loom; [`maybe_const_fn!`](crate::maybe_const_fn) and
+//! `atomic_array!` hide that difference here, once.
+
+// `AtomicBool` serves the `testing` feature only.
+#[cfg(not(nohz_loom))]
+#[allow(unused_imports)]
+pub(crate) use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize};
+#[cfg(nohz_loom)]
+#[allow(unused_imports)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize};
+
+#[cfg(not(nohz_loom))]
+use core::sync::atomic::fence as raw_fence;
+#[cfg(nohz_loom)]
+use loom::sync::atomic::fence as raw_fence;
+
+pub use core::sync::atomic::Ordering;
+
+/// Declares a function that is `const fn` in normal builds and a plain `fn` under
+/// `--cfg nohz_loom`, where loom's atomics cannot be constructed in `const` context.
+///
+/// This is the one place that difference is spelled out; constructors of the crate's types use
+/// it so that a kernel can declare them as `static`s.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! maybe_const_fn {
+    ($(#[$meta:meta])* $vis:vis fn $($rest:tt)*) => {
+        #[cfg(not(nohz_loom))]
+        $(#[$meta])* $vis const fn $($rest)*
+        #[cfg(nohz_loom)]
+        $(#[$meta])* $vis fn $($rest)*
+    };
+}
+
+/// `[expr; n]` for a non-`Copy` atomic initialiser: an inline-`const` repeat in normal builds
+/// (usable inside a `const fn`), `core::array::from_fn` under loom.
+macro_rules! atomic_array {
+    ($init:expr; $n:expr) => {{
+        #[cfg(not(nohz_loom))]
+        let array = [const { $init }; $n];
+        #[cfg(nohz_loom)]
+        let array = core::array::from_fn(|_| $init);
+        array
+    }};
+}
+pub(crate) use atomic_array;
+
+/// What kind of operation a [`Site`] orders; it decides which orderings are legal and which
+/// weakenings a mutation run tries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteKind {
+    /// A `fence`. Weakening goes down the orderings and finally removes the fence.
+    Fence,
+    /// An atomic load (legal: `Acquire`, `SeqCst`).
+    Load,
+    /// An atomic store (legal: `Release`, `SeqCst`).
+    Store,
+    /// A read-modify-write (legal: anything but `Relaxed`, which needs no site).
+    Rmw,
+}
+
+/// One way to weaken a [`Site`] in a mutation run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weakening {
+    /// Use this ordering instead of the declared one.
+    To(Ordering),
+    /// Drop the fence altogether (fences only).
+    Removed,
+}
+
+/// A named memory-ordering site: one fence or one non-`Relaxed` atomic access of the crate.
+///
+/// Declare sites as `static`s with [`Site::fence_site`] / [`Site::access_site`]; both check at
+/// compile time that the ordering is legal for the kind and stronger than `Relaxed`.
+#[derive(Debug)]
+pub struct Site {
+    name: &'static str,
+    kind: SiteKind,
+    ordering: Ordering,
+    obligation: &'static str,
+    pairs_with: &'static str,
+    forbids: &'static str,
+}
+
+const fn legal(kind: SiteKind, ordering: Ordering) -> bool {
+    match kind {
+        SiteKind::Fence | SiteKind::Rmw => !matches!(ordering, Ordering::Relaxed),
+        SiteKind::Load => matches!(ordering, Ordering::Acquire | Ordering::SeqCst),
+        SiteKind::Store => matches!(ordering, Ordering::Release | Ordering::SeqCst),
+    }
+}
+
+impl Site {
+    /// A fence site. `obligation` names the contract item (e.g. `"O1"`), `pairs_with` the
+    /// fence or access on the other side, `forbids` the outcome the pair rules out.
+    ///
+    /// Evaluated in a `static`, an illegal ordering (`Relaxed`) fails the build.
+    pub const fn fence_site(
+        name: &'static str,
+        ordering: Ordering,
+        obligation: &'static str,
+        pairs_with: &'static str,
+        forbids: &'static str,
+    ) -> Site {
+        Site::access_site(
+            name,
+            SiteKind::Fence,
+            ordering,
+            obligation,
+            pairs_with,
+            forbids,
+        )
+    }
+
+    /// An access site (load, store or RMW); see [`Site::fence_site`] for the text fields.
+    ///
+    /// Evaluated in a `static`, an ordering that is illegal for `kind` (or `Relaxed`) fails the
+    /// build.
+    pub const fn access_site(
+        name: &'static str,
+        kind: SiteKind,
+        ordering: Ordering,
+        obligation: &'static str,
+        pairs_with: &'static str,
+        forbids: &'static str,
+    ) -> Site {
+        assert!(
+            legal(kind, ordering),
+            "a named site needs an ordering stronger than Relaxed that is legal for its kind"
+        );
+        Site {
+            name,
+            kind,
+            ordering,
+            obligation,
+            pairs_with,
+            forbids,
+        }
+    }
+
+    /// The site's unique name (`module.function.what`).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// What kind of operation the site orders.
+    pub const fn kind(&self) -> SiteKind {
+        self.kind
+    }
+
+    /// The ordering the crate declares for this site.
+    pub const fn declared(&self) -> Ordering {
+        self.ordering
+    }
+
+    /// The obligation of the ordering contract this site serves (`"O1"`, `"O3"`, ...).
+    pub const fn obligation(&self) -> &'static str {
+        self.obligation
+    }
+
+    /// The operation on the other side of the pair.
+    pub const fn pairs_with(&self) -> &'static str {
+        self.pairs_with
+    }
+
+    /// The outcome the pair forbids.
+    pub const fn forbids(&self) -> &'static str {
+        self.forbids
+    }
+
+    /// Every strictly weaker variant of this site, strongest first: the list a mutation run
+    /// walks (`SeqCst -> AcqRel -> Release | Acquire -> Relaxed`; a fence ends removed).
+    pub const fn weakenings(&self) -> &'static [Weakening] {
+        use Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+        use Weakening::{Removed, To};
+        match (self.kind, self.ordering) {
+            (SiteKind::Fence, SeqCst) => &[To(AcqRel), To(Release), To(Acquire), Removed],
+            (SiteKind::Fence, AcqRel) => &[To(Release), To(Acquire), Removed],
+            (SiteKind::Fence, _) => &[Removed],
+            (SiteKind::Rmw, SeqCst) => &[To(AcqRel), To(Release), To(Acquire), To(Relaxed)],
+            (SiteKind::Rmw, AcqRel) => &[To(Release), To(Acquire), To(Relaxed)],
+            (SiteKind::Load, SeqCst) => &[To(Acquire), To(Relaxed)],
+            (SiteKind::Store, SeqCst) => &[To(Release), To(Relaxed)],
+            _ => &[To(Relaxed)],
+        }
+    }
+
+    /// The ordering to use for this site's access: the declared one, or in a loom mutation run
+    /// the weakened one.
+    #[inline(always)]
+    pub fn ordering(&'static self) -> Ordering {
+        #[cfg(nohz_loom)]
+        if let Some(Weakening::To(o)) = mutation::active_for(self) {
+            return o;
+        }
+        self.ordering
+    }
+
+    /// The failure ordering to pair with [`Site::ordering`] in a compare-exchange: the success
+    /// ordering without its release half.
+    #[inline(always)]
+    pub fn failure_ordering(&'static self) -> Ordering {
+        match self.ordering() {
+            Ordering::AcqRel => Ordering::Acquire,
+            Ordering::Release => Ordering::Relaxed,
+            other => other,
+        }
+    }
+
+    /// Executes this site's fence (or, in a loom mutation run, its weakened form or nothing).
+    #[inline(always)]
+    pub fn fence(&'static self) {
+        #[cfg(nohz_loom)]
+        match mutation::active_for(self) {
+            Some(Weakening::Removed) => return,
+            Some(Weakening::To(o)) => return raw_fence(o),
+            None => {}
+        }
+        raw_fence(self.ordering)
+    }
+}
+
+/// Every named ordering site of the crate. The mutation runner of `loom-tests` walks this list;
+/// a test checks that every `Site` declared under `src/` appears here exactly once.
+///
+/// The primitives of the crate (masks, keys, jiffies, counters) need no ordering beyond
+/// atomicity, so their operations are all `Relaxed` and none is listed; the NOHZ protocol's
+/// fences and hand-over RMWs (spec §6) join this list with the code that performs them.
+pub static SITES: &[&Site] = &[];
+
+/// Mutation runs: weaken one [`Site`] while a closure (a `loom::model` call) runs.
+///
+/// Present only under `--cfg nohz_loom`. The override lives in a `std` thread-local of the OS
+/// thread that calls `loom::model`; loom runs every model thread as a coroutine on that same
+/// OS thread, so all of them see it, and tests running in parallel on other OS threads do not.
+#[cfg(nohz_loom)]
+pub mod mutation {
+    use super::{Site, Weakening};
+    use std::cell::Cell;
+
+    std::thread_local! {
+        static ACTIVE: Cell<Option<(&'static str, Weakening)>> = const { Cell::new(None) };
+    }
+
+    pub(super) fn active_for(site: &Site) -> Option<Weakening> {
+        ACTIVE
+            .with(Cell::get)
+            .and_then(|(name, w)| (name == site.name).then_some(w))
+    }
+
+    /// Why a weakening was refused.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum MutationError {
+        /// The weakening is not in [`Site::weakenings`] for that site.
+        NotWeaker,
+        /// Another weakening is already active on this thread.
+        Nested,
+    }
+
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            ACTIVE.with(|a| a.set(None));
+        }
+    }
+
+    /// Runs `f` with `site` weakened to `weakening`, restoring the declared ordering afterwards
+    /// (also when `f` panics, as a killed mutant's model does).
+    pub fn with_weakened<R>(
+        site: &'static Site,
+        weakening: Weakening,
+        f: impl FnOnce() -> R,
+    ) -> Result<R, MutationError> {
+        if !site.weakenings().contains(&weakening) {
+            return Err(MutationError::NotWeaker);
+        }
+        if ACTIVE.with(Cell::get).is_some() {
+            return Err(MutationError::Nested);
+        }
+        ACTIVE.with(|a| a.set(Some((site.name, weakening))));
+        let _reset = Reset;
+        Ok(f())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static SB_FENCE: Site = Site::fence_site(
+        "test.sb.fence",
+        Ordering::SeqCst,
+        "O1",
+        "the other side's fence",
+        "both loads missing both stores",
+    );
+    static HANDOFF: Site = Site::access_site(
+        "test.handoff.rmw",
+        SiteKind::Rmw,
+        Ordering::AcqRel,
+        "O3",
+        "the consumer's RMW",
+        "the consumer missing the producer's data",
+    );
+
+    #[test]
+    fn declared_orderings_are_used_unchanged() {
+        assert_eq!(SB_FENCE.ordering(), Ordering::SeqCst);
+        assert_eq!(HANDOFF.ordering(), Ordering::AcqRel);
+        assert_eq!(HANDOFF.failure_ordering(), Ordering::Acquire);
+        SB_FENCE.fence();
+    }
+
+    #[test]
+    fn weakenings_are_strictly_weaker_and_legal() {
+        use Ordering::*;
+        let rank = |o: Ordering| match o {
+            Relaxed => 0,
+            Release | Acquire => 1,
+            AcqRel => 2,
+            _ => 3,
+        };
+        let cases = [
+            (SiteKind::Fence, SeqCst, 4),
+            (SiteKind::Fence, AcqRel, 3),
+            (SiteKind::Fence, Acquire, 1),
+            (SiteKind::Rmw, SeqCst, 4),
+            (SiteKind::Rmw, AcqRel, 3),
+            (SiteKind::Rmw, Release, 1),
+            (SiteKind::Load, SeqCst, 2),
+            (SiteKind::Load, Acquire, 1),
+            (SiteKind::Store, SeqCst, 2),
+            (SiteKind::Store, Release, 1),
+        ];
+        for (kind, ord, n) in cases {
+            let site = Site::access_site("t", kind, ord, "", "", "");
+            let ws = site.weakenings();
+            assert_eq!(ws.len(), n, "{kind:?} {ord:?}");
+            for w in ws {
+                match *w {
+                    Weakening::Removed => assert_eq!(kind, SiteKind::Fence),
+                    Weakening::To(o) => {
+                        assert!(rank(o) < rank(ord), "{kind:?} {ord:?} -> {o:?}");
+                        assert!(o == Relaxed || legal(kind, o), "{kind:?} -> {o:?}");
+                        assert!(!(kind == SiteKind::Fence && o == Relaxed));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn legality_by_kind() {
+        use Ordering::*;
+        assert!(!legal(SiteKind::Fence, Relaxed));
+        assert!(!legal(SiteKind::Rmw, Relaxed));
+        assert!(!legal(SiteKind::Load, Release));
+        assert!(!legal(SiteKind::Load, AcqRel));
+        assert!(!legal(SiteKind::Store, Acquire));
+        assert!(legal(SiteKind::Load, Acquire));
+        assert!(legal(SiteKind::Store, SeqCst));
+    }
+}

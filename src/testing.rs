@@ -1,0 +1,265 @@
+//! Host implementations of the platform traits, for tests, loom models, the harness and
+//! benches (feature `testing`; uses `std`, so a kernel never enables it).
+//!
+//! # Design
+//!
+//! [`HostPlatform`] answers every platform question from atomics that a test sets
+//! (`cpu_active`, `need_resched`, topology, what a balancing action reports) and records every
+//! action the crate asks for, in order, as an [`Event`], so a test can assert exactly which
+//! IPIs were sent, which softirqs raised and which runqueues were balanced by whom.
+//!
+//! The state is built from `crate::sync` atomics, so inside a loom model the platform's racy
+//! fields are explored like the crate's own. The event log is a `std` mutex held only for a
+//! `Vec` push (no loom operation inside), so it never blocks a loom thread.
+
+extern crate std;
+
+use crate::cpu::{CpuId, NrCpuIds};
+use crate::jiffies::{Jiffies, JiffiesCell};
+use crate::platform::{Balance, Clock, CpuIdleType, CpuState, Ipi, Softirq, Topology};
+use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
+use std::vec::Vec;
+
+/// One action the crate asked the platform to perform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Event<const N: usize> {
+    /// [`Ipi::send_nohz_ipi`].
+    Ipi {
+        /// The kicking CPU.
+        from: CpuId<N>,
+        /// The CPU kicked.
+        to: CpuId<N>,
+    },
+    /// [`Softirq::raise_sched_softirq`].
+    Softirq {
+        /// The CPU that raised it (on itself).
+        cpu: CpuId<N>,
+    },
+    /// [`Balance::update_blocked_averages`].
+    BlockedAverages {
+        /// The CPU doing the work.
+        by: CpuId<N>,
+        /// The runqueue decayed.
+        cpu: CpuId<N>,
+    },
+    /// [`Balance::update_rq_clock`].
+    RqClock {
+        /// The CPU doing the work.
+        by: CpuId<N>,
+        /// The runqueue whose clock was updated.
+        cpu: CpuId<N>,
+    },
+    /// [`Balance::balance_domains`].
+    BalanceDomains {
+        /// The CPU doing the work.
+        by: CpuId<N>,
+        /// The runqueue balanced.
+        cpu: CpuId<N>,
+        /// The idle type passed.
+        idle: CpuIdleType,
+    },
+}
+
+/// "No LLC" in the per-CPU LLC id table.
+const NO_LLC: u32 = u32::MAX;
+
+/// A recording platform for `N`-CPU machines at `HZ` ticks per second.
+///
+/// Starts with every CPU active, none needing a reschedule, each with a scheduling domain, all
+/// in LLC 0; blocked load fully decays on the first update, and a balance pass sets the next
+/// one 4 ticks later (all adjustable).
+#[derive(Debug)]
+pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
+    nr: NrCpuIds<N>,
+    jiffies: JiffiesCell,
+    active: Vec<AtomicBool>,
+    need_resched: Vec<AtomicBool>,
+    domain: Vec<AtomicBool>,
+    llc: Vec<AtomicU32>,
+    blocked_remains: Vec<AtomicBool>,
+    balance_interval: AtomicUsize,
+    log: Mutex<Vec<Event<N>>>,
+}
+
+impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
+    /// A machine of `nr` CPUs whose clock starts at `start`.
+    pub fn new(nr: NrCpuIds<N>, start: Jiffies) -> Self {
+        let per_cpu = |v: bool| (0..N).map(|_| AtomicBool::new(v)).collect::<Vec<_>>();
+        HostPlatform {
+            nr,
+            jiffies: JiffiesCell::new(start),
+            active: per_cpu(true),
+            need_resched: per_cpu(false),
+            domain: per_cpu(true),
+            llc: (0..N).map(|_| AtomicU32::new(0)).collect(),
+            blocked_remains: per_cpu(false),
+            balance_interval: AtomicUsize::new(4),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The machine's `nr_cpu_ids`.
+    pub fn nr_cpu_ids(&self) -> NrCpuIds<N> {
+        self.nr
+    }
+
+    /// The clock, to advance or set.
+    pub fn clock(&self) -> &JiffiesCell {
+        &self.jiffies
+    }
+
+    /// Marks `cpu` active or inactive (hotplug).
+    pub fn set_active(&self, cpu: CpuId<N>, active: bool) {
+        self.active[cpu.index()].store(active, Relaxed);
+    }
+
+    /// Sets or clears `cpu`'s need-resched.
+    pub fn set_need_resched(&self, cpu: CpuId<N>, need: bool) {
+        self.need_resched[cpu.index()].store(need, Relaxed);
+    }
+
+    /// Gives `cpu` a scheduling domain or takes it away (isolation).
+    pub fn set_sched_domain(&self, cpu: CpuId<N>, has: bool) {
+        self.domain[cpu.index()].store(has, Relaxed);
+    }
+
+    /// Puts `cpu` in LLC `llc`, or in none.
+    pub fn set_llc(&self, cpu: CpuId<N>, llc: Option<u32>) {
+        self.llc[cpu.index()].store(llc.unwrap_or(NO_LLC), Relaxed);
+    }
+
+    /// Whether `cpu`'s blocked load survives the next decay.
+    pub fn set_blocked_load_remains(&self, cpu: CpuId<N>, remains: bool) {
+        self.blocked_remains[cpu.index()].store(remains, Relaxed);
+    }
+
+    /// How many ticks after a balance pass the balanced runqueue's next one is due.
+    pub fn set_balance_interval(&self, ticks: usize) {
+        self.balance_interval.store(ticks, Relaxed);
+    }
+
+    fn record(&self, event: Event<N>) {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
+    }
+
+    /// Every event so far, in order.
+    pub fn events(&self) -> Vec<Event<N>> {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Every event so far, in order, clearing the log.
+    pub fn take_events(&self) -> Vec<Event<N>> {
+        core::mem::take(&mut *self.log.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The IPIs sent so far, as `(from, to)` pairs.
+    pub fn ipis(&self) -> Vec<(CpuId<N>, CpuId<N>)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Ipi { from, to } => Some((from, to)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl<const N: usize, const HZ: u32> Clock for HostPlatform<N, HZ> {
+    const HZ: u32 = HZ;
+    fn jiffies(&self) -> Jiffies {
+        self.jiffies.get()
+    }
+}
+
+impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
+    fn cpu_active(&self, cpu: CpuId<N>) -> bool {
+        self.active[cpu.index()].load(Relaxed)
+    }
+    fn need_resched(&self, cpu: CpuId<N>) -> bool {
+        self.need_resched[cpu.index()].load(Relaxed)
+    }
+}
+
+impl<const N: usize, const HZ: u32> Ipi<N> for HostPlatform<N, HZ> {
+    fn send_nohz_ipi(&self, from: CpuId<N>, to: CpuId<N>) {
+        self.record(Event::Ipi { from, to });
+    }
+}
+
+impl<const N: usize, const HZ: u32> Softirq<N> for HostPlatform<N, HZ> {
+    fn raise_sched_softirq(&self, cpu: CpuId<N>) {
+        self.record(Event::Softirq { cpu });
+    }
+}
+
+impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
+    fn has_sched_domain(&self, cpu: CpuId<N>) -> bool {
+        self.domain[cpu.index()].load(Relaxed)
+    }
+    fn llc_id(&self, cpu: CpuId<N>) -> Option<u32> {
+        let id = self.llc[cpu.index()].load(Relaxed);
+        (id != NO_LLC).then_some(id)
+    }
+}
+
+impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
+    fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool {
+        self.record(Event::BlockedAverages { by, cpu });
+        self.blocked_remains[cpu.index()].load(Relaxed)
+    }
+    fn update_rq_clock(&self, by: CpuId<N>, cpu: CpuId<N>) {
+        self.record(Event::RqClock { by, cpu });
+    }
+    fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies {
+        self.record(Event::BalanceDomains { by, cpu, idle });
+        self.jiffies.get().add(self.balance_interval.load(Relaxed))
+    }
+}
+
+#[cfg(all(test, not(nohz_loom)))]
+mod tests {
+    use super::*;
+    use crate::platform::Platform;
+
+    fn assert_platform<P: Platform<8>>(_: &P) {}
+
+    #[test]
+    fn answers_and_records() {
+        let nr = NrCpuIds::<8>::new(4).unwrap();
+        let p = HostPlatform::<8, 250>::new(nr, Jiffies::new(usize::MAX));
+        assert_platform(&p);
+        let (c0, c3) = (nr.cpu(0).unwrap(), nr.cpu(3).unwrap());
+        assert_eq!(
+            p.msecs_to_jiffies(32),
+            8,
+            "HZ comes from the const parameter"
+        );
+        assert!(p.cpu_active(c3) && !p.need_resched(c3));
+        p.set_active(c3, false);
+        p.set_need_resched(c3, true);
+        assert!(!p.cpu_active(c3) && p.need_resched(c3));
+        assert_eq!(p.llc_id(c3), Some(0));
+        p.set_llc(c3, None);
+        assert_eq!(p.llc_id(c3), None);
+        p.set_sched_domain(c0, false);
+        assert!(!p.has_sched_domain(c0) && p.has_sched_domain(c3));
+
+        p.send_nohz_ipi(c0, c3);
+        p.raise_sched_softirq(c3);
+        assert!(!p.update_blocked_averages(c3, c0));
+        p.set_blocked_load_remains(c0, true);
+        assert!(p.update_blocked_averages(c3, c0));
+        p.update_rq_clock(c3, c0);
+        assert_eq!(p.balance_domains(c3, c0, CpuIdleType::Idle).get(), 3);
+        assert_eq!(p.ipis(), [(c0, c3)]);
+        assert_eq!(p.take_events().len(), 6);
+        assert!(p.events().is_empty());
+    }
+}

@@ -1,0 +1,210 @@
+//! Counted warnings: the crate's `WARN_ON`.
+//!
+//! # Design
+//!
+//! Where the kernel would `WARN_ON` (print a backtrace, carry on), the crate counts a
+//! [`Warning`] and then does exactly what the kernel does after the warning. Nothing panics.
+//! Counts are kept per CPU, plus one counter for contexts that are not on a CPU (boot-time
+//! static-key changes, say), plus one per kind, so a test can assert both *that* a path warned
+//! and *which* warning it was; every hit counts (the kernel's `WARN_ON_ONCE` prints once but
+//! its condition is still a bug every time).
+//!
+//! Warnings are bugs, so the counters are cold: they are packed, not padded, and updated with
+//! `Relaxed` RMWs that order nothing.
+
+use crate::cpu::{CpuId, NrCpuIds};
+use crate::sync::{AtomicU64, Ordering::Relaxed, atomic_array};
+
+/// What went wrong. Each variant names the kernel check it mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Warning {
+    /// `static_key_enable` found the count above 1 (mixed with `static_key_slow_inc`).
+    StaticKeyEnableCount,
+    /// `static_key_disable` found a count other than 0 or 1.
+    StaticKeyDisableCount,
+    /// `static_key_slow_inc` would overflow the count.
+    StaticKeyIncOverflow,
+    /// `static_key_slow_dec` found the count already 0.
+    StaticKeyDecUnderflow,
+    /// A path that runs only on its own CPU was asked to act for another CPU.
+    WrongCpu,
+}
+
+impl Warning {
+    /// Every kind, in declaration order.
+    pub const ALL: [Warning; 5] = [
+        Warning::StaticKeyEnableCount,
+        Warning::StaticKeyDisableCount,
+        Warning::StaticKeyIncOverflow,
+        Warning::StaticKeyDecUnderflow,
+        Warning::WrongCpu,
+    ];
+
+    /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
+    /// and the check below keeps [`Warning::ALL`] in the same order.
+    const fn slot(self) -> usize {
+        match self {
+            Warning::StaticKeyEnableCount => 0,
+            Warning::StaticKeyDisableCount => 1,
+            Warning::StaticKeyIncOverflow => 2,
+            Warning::StaticKeyDecUnderflow => 3,
+            Warning::WrongCpu => 4,
+        }
+    }
+}
+
+const _: () = {
+    let mut i = 0;
+    while i < Warning::ALL.len() {
+        assert!(Warning::ALL[i].slot() == i, "Warning::ALL out of order");
+        i += 1;
+    }
+};
+
+/// Where a warning is counted: something that takes a [`Warning`].
+///
+/// Implemented by [`WarnAt`] (a CPU's counter or the CPU-less one of a [`Warnings`] table);
+/// primitives such as [`StaticKey`](crate::StaticKey) take one so the caller decides where
+/// their warnings land.
+pub trait WarnSink {
+    /// Counts `warning`.
+    fn warn(&self, warning: Warning);
+
+    /// `WARN_ON(cond)`: counts `warning` if `cond`, and returns `cond` so the caller can go on
+    /// exactly as the kernel does.
+    #[inline]
+    fn warn_on(&self, cond: bool, warning: Warning) -> bool {
+        if cond {
+            cold_warn(self, warning);
+        }
+        cond
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn cold_warn<S: WarnSink + ?Sized>(sink: &S, warning: Warning) {
+    sink.warn(warning);
+}
+
+/// Warning counters for a machine of capacity `N`.
+#[derive(Debug)]
+pub struct Warnings<const N: usize> {
+    per_cpu: [AtomicU64; N],
+    cpu_less: AtomicU64,
+    by_kind: [AtomicU64; Warning::ALL.len()],
+}
+
+impl<const N: usize> Warnings<N> {
+    crate::maybe_const_fn! {
+        /// All counters zero.
+        pub fn new() -> Self {
+            Warnings {
+                per_cpu: atomic_array![AtomicU64::new(0); N],
+                cpu_less: AtomicU64::new(0),
+                by_kind: atomic_array![AtomicU64::new(0); Warning::ALL.len()],
+            }
+        }
+    }
+
+    /// A sink that counts against `cpu`.
+    #[inline]
+    pub fn at(&self, cpu: CpuId<N>) -> WarnAt<'_, N> {
+        WarnAt {
+            table: self,
+            cpu: Some(cpu),
+        }
+    }
+
+    /// A sink for contexts that are not on any CPU.
+    #[inline]
+    pub fn cpu_less(&self) -> WarnAt<'_, N> {
+        WarnAt {
+            table: self,
+            cpu: None,
+        }
+    }
+
+    /// Warnings counted against `cpu`.
+    pub fn on_cpu(&self, cpu: CpuId<N>) -> u64 {
+        self.per_cpu[cpu.index()].load(Relaxed)
+    }
+
+    /// Warnings counted outside any CPU.
+    pub fn outside_cpus(&self) -> u64 {
+        self.cpu_less.load(Relaxed)
+    }
+
+    /// Warnings of one kind, wherever counted.
+    pub fn of_kind(&self, kind: Warning) -> u64 {
+        self.by_kind.get(kind.slot()).map_or(0, |c| c.load(Relaxed))
+    }
+
+    /// All warnings: the CPU-less ones plus those of every CPU below `nr_cpu_ids`.
+    pub fn total(&self, nr_cpu_ids: NrCpuIds<N>) -> u64 {
+        nr_cpu_ids
+            .iter()
+            .map(|c| self.on_cpu(c))
+            .fold(self.outside_cpus(), u64::wrapping_add)
+    }
+}
+
+#[cfg(not(nohz_loom))]
+impl<const N: usize> Default for Warnings<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A [`WarnSink`] bound to one CPU's counter, or to the CPU-less one.
+#[derive(Debug, Clone, Copy)]
+pub struct WarnAt<'a, const N: usize> {
+    table: &'a Warnings<N>,
+    cpu: Option<CpuId<N>>,
+}
+
+impl<const N: usize> WarnSink for WarnAt<'_, N> {
+    fn warn(&self, warning: Warning) {
+        let counter = match self.cpu {
+            Some(cpu) => &self.table.per_cpu[cpu.index()],
+            None => &self.table.cpu_less,
+        };
+        counter.fetch_add(1, Relaxed);
+        // Always present (see `Warning::slot`); `get` keeps even a slip from panicking.
+        if let Some(kind) = self.table.by_kind.get(warning.slot()) {
+            kind.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+#[cfg(all(test, not(nohz_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_per_cpu_cpu_less_and_kind() {
+        let w = Warnings::<4>::new();
+        let nr = NrCpuIds::<4>::new(3).unwrap();
+        let c1 = nr.cpu(1).unwrap();
+        assert!(!w.at(c1).warn_on(false, Warning::WrongCpu));
+        assert_eq!(w.total(nr), 0);
+        assert!(w.at(c1).warn_on(true, Warning::WrongCpu));
+        w.at(c1).warn(Warning::WrongCpu);
+        w.cpu_less().warn(Warning::StaticKeyDecUnderflow);
+        assert_eq!(w.on_cpu(c1), 2);
+        assert_eq!(w.on_cpu(nr.cpu(0).unwrap()), 0);
+        assert_eq!(w.outside_cpus(), 1);
+        assert_eq!(w.of_kind(Warning::WrongCpu), 2);
+        assert_eq!(w.of_kind(Warning::StaticKeyDecUnderflow), 1);
+        assert_eq!(w.of_kind(Warning::StaticKeyEnableCount), 0);
+        assert_eq!(w.total(nr), 3);
+    }
+
+    #[test]
+    fn every_kind_has_its_own_slot() {
+        for (i, k) in Warning::ALL.iter().enumerate() {
+            assert_eq!(k.slot(), i);
+        }
+    }
+}
