@@ -212,7 +212,6 @@ impl<const N: usize> NrCpuIdsCell<N> {
     }
 }
 
-#[cfg(not(nohz_loom))]
 impl<const N: usize> Default for NrCpuIdsCell<N> {
     fn default() -> Self {
         Self::new()

@@ -226,7 +226,6 @@ impl<const W: usize> CpuMask<W> {
     }
 }
 
-#[cfg(not(nohz_loom))]
 impl<const W: usize> Default for CpuMask<W> {
     fn default() -> Self {
         Self::new()

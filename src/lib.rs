@@ -107,3 +107,8 @@ mod layout {
     const_assert_eq!(size_of::<JiffiesCell>(), LINE);
     const_assert_eq!(align_of::<JiffiesCell>(), LINE);
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -257,7 +257,7 @@ pub static SITES: &[&Site] = &[];
 #[cfg(nohz_loom)]
 pub mod mutation {
     use super::{Site, Weakening};
-    use std::cell::Cell;
+    use core::cell::Cell;
 
     std::thread_local! {
         static ACTIVE: Cell<Option<(&'static str, Weakening)>> = const { Cell::new(None) };

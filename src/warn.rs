@@ -150,7 +150,6 @@ impl<const N: usize> Warnings<N> {
     }
 }
 
-#[cfg(not(nohz_loom))]
 impl<const N: usize> Default for Warnings<N> {
     fn default() -> Self {
         Self::new()

@@ -1,0 +1,161 @@
+//! Property tests of the primitives against plain sequential models (a `BTreeSet` for the mask,
+//! 128-bit integers for jiffies, an `i64` and the kernel's warning rules for static keys).
+
+use nohz::jiffies::{MAX_JIFFY_OFFSET, msecs_to_jiffies};
+use nohz::{CpuMask, Jiffies, NrCpuIds, StaticKey, StaticKeyError, Warning, Warnings};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+use std::num::NonZeroU32;
+
+const N: usize = 8192;
+const W: usize = N / 64;
+
+#[derive(Debug, Clone)]
+enum MaskOp {
+    Set(usize),
+    Clear(usize),
+}
+
+fn mask_case() -> impl Strategy<Value = (usize, Vec<MaskOp>, usize)> {
+    // Live CPU counts cluster at word and line boundaries, where scans go wrong.
+    let nr = prop_oneof![
+        Just(1usize),
+        Just(63),
+        Just(64),
+        Just(65),
+        Just(511),
+        Just(512),
+        Just(513),
+        Just(4096),
+        Just(8192),
+        1usize..=N,
+    ];
+    nr.prop_flat_map(|nr| {
+        let cpu = prop_oneof![0..nr, Just(nr - 1), Just(0), (0..nr).prop_map(|c| c & !63)];
+        let op = prop_oneof![
+            cpu.clone().prop_map(MaskOp::Set),
+            cpu.prop_map(MaskOp::Clear)
+        ];
+        (Just(nr), prop::collection::vec(op, 0..40), 0..=nr)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Every query agrees with a `BTreeSet` after any sequence of sets and clears.
+    #[test]
+    fn cpumask_matches_a_set((nr, ops, start) in mask_case()) {
+        let mask = CpuMask::<W>::new();
+        let nrc = NrCpuIds::<N>::new(nr).unwrap();
+        let mut model = BTreeSet::new();
+        for op in ops {
+            match op {
+                MaskOp::Set(c) => { mask.set(nrc.cpu(c).unwrap()); model.insert(c); }
+                MaskOp::Clear(c) => { mask.clear(nrc.cpu(c).unwrap()); model.remove(&c); }
+            }
+        }
+        let ids = |it: &mut dyn Iterator<Item = nohz::CpuId<N>>| it.map(|c| c.index()).collect::<Vec<_>>();
+        prop_assert_eq!(mask.is_empty(nrc), model.is_empty());
+        prop_assert_eq!(mask.weight(nrc), model.len());
+        prop_assert_eq!(mask.first(nrc).map(|c| c.index()), model.first().copied());
+        prop_assert_eq!(ids(&mut mask.iter(nrc)), model.iter().copied().collect::<Vec<_>>());
+        for c in [0, nr / 2, nr - 1] {
+            prop_assert_eq!(mask.test(nrc.cpu(c).unwrap()), model.contains(&c));
+        }
+        let wrapped: Vec<usize> = model.range(start..).chain(model.range(..start)).copied().collect();
+        prop_assert_eq!(ids(&mut mask.iter_wrap(start, nrc).unwrap()), wrapped);
+        // iter_and with a mask holding every third CPU.
+        let other = CpuMask::<W>::new();
+        for c in (0..nr).step_by(3) { other.set(nrc.cpu(c).unwrap()); }
+        let both: Vec<usize> = model.iter().copied().filter(|c| c % 3 == 0).collect();
+        prop_assert_eq!(ids(&mut mask.iter_and(&other, nrc)), both);
+    }
+
+    /// The wrap-safe comparisons agree with exact arithmetic whenever the true distance is
+    /// below half the word range, including across the wrap.
+    #[test]
+    fn jiffies_compare_like_exact_time(base in any::<usize>(), d in -(isize::MAX as i128)..=(isize::MAX as i128)) {
+        let a = Jiffies::new(base);
+        let b = if d >= 0 { a.add(d as usize) } else { a.sub((-d) as usize) };
+        // b is d ticks after a in true time.
+        prop_assert_eq!(b.is_after(a), d > 0);
+        prop_assert_eq!(b.is_before(a), d < 0);
+        prop_assert_eq!(b.is_after_eq(a), d >= 0);
+        prop_assert_eq!(b.is_before_eq(a), d <= 0);
+        prop_assert_eq!(a.is_after(b), d < 0);
+        if d >= 0 { prop_assert_eq!(b.since(a) as i128, d); }
+    }
+
+    /// `msecs_to_jiffies` is the exact ceiling of `ms * HZ / 1000`, saturating like the kernel.
+    #[test]
+    fn msecs_to_jiffies_is_the_ceiling(ms in any::<u32>(), hz in prop_oneof![Just(100u32), Just(250), Just(300), Just(1000), 1u32..=10_000]) {
+        let got = msecs_to_jiffies(ms, NonZeroU32::new(hz).unwrap());
+        if ms > i32::MAX as u32 {
+            prop_assert_eq!(got, MAX_JIFFY_OFFSET);
+        } else {
+            let exact = (ms as u128 * hz as u128).div_ceil(1000);
+            prop_assert_eq!(got as u128, exact.min(MAX_JIFFY_OFFSET as u128));
+            prop_assert!(ms == 0 || got >= 1, "a non-zero time never rounds to zero ticks");
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum KeyOp {
+    Enable,
+    Disable,
+    Inc,
+    Dec,
+}
+
+proptest! {
+    /// Any sequence of the four operations, on either kind of key, moves the count and warns
+    /// exactly as the kernel's rules (spec §8.1) say.
+    #[test]
+    fn static_key_follows_the_kernel_rules(
+        start_true in any::<bool>(),
+        ops in prop::collection::vec(prop_oneof![Just(KeyOp::Enable), Just(KeyOp::Disable), Just(KeyOp::Inc), Just(KeyOp::Dec)], 0..60),
+    ) {
+        let key = if start_true { StaticKey::new_true() } else { StaticKey::new_false() };
+        let warnings = Warnings::<1>::new();
+        let sink = warnings.cpu_less();
+        let mut count: i64 = start_true as i64;
+        let mut warned = [0u64; 4];
+        for op in ops {
+            match op {
+                KeyOp::Enable => {
+                    let flipped = key.enable(&sink);
+                    prop_assert_eq!(flipped, count == 0);
+                    if count > 1 { warned[0] += 1; }
+                    if count == 0 { count = 1; }
+                }
+                KeyOp::Disable => {
+                    let flipped = key.disable(&sink);
+                    prop_assert_eq!(flipped, count == 1);
+                    if count > 1 { warned[1] += 1; }
+                    if count == 1 { count = 0; }
+                }
+                KeyOp::Inc => { prop_assert_eq!(key.inc(&sink), Ok(())); count += 1; }
+                KeyOp::Dec => {
+                    if count == 0 {
+                        prop_assert_eq!(key.dec(&sink), Err(StaticKeyError::Underflow));
+                        warned[3] += 1;
+                    } else {
+                        prop_assert_eq!(key.dec(&sink), Ok(()));
+                        count -= 1;
+                    }
+                }
+            }
+            prop_assert_eq!(key.count() as i64, count);
+            prop_assert_eq!(key.enabled(), count > 0);
+            prop_assert_eq!(key.likely(), count > 0);
+            prop_assert_eq!(key.unlikely(), count > 0);
+        }
+        prop_assert_eq!(warnings.of_kind(Warning::StaticKeyEnableCount), warned[0]);
+        prop_assert_eq!(warnings.of_kind(Warning::StaticKeyDisableCount), warned[1]);
+        prop_assert_eq!(warnings.of_kind(Warning::StaticKeyIncOverflow), warned[2]);
+        prop_assert_eq!(warnings.of_kind(Warning::StaticKeyDecUnderflow), warned[3]);
+        prop_assert_eq!(warnings.outside_cpus(), warned.iter().sum::<u64>());
+    }
+}
