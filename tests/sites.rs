@@ -20,16 +20,14 @@ fn declared_sites(dir: &Path, out: &mut BTreeSet<String>) {
         let text = std::fs::read_to_string(&path).unwrap();
         for line in without_test_modules(&text).lines() {
             let line = line.trim();
-            if let Some(rest) = line
+            let rest = line
                 .strip_prefix("pub(crate) static ")
                 .or_else(|| line.strip_prefix("pub static "))
-                .or_else(|| line.strip_prefix("static "))
+                .or_else(|| line.strip_prefix("static "));
+            if let Some((name, ty)) = rest.and_then(|r| r.split_once(':'))
+                && ty.trim_start().starts_with("Site ")
             {
-                if let Some((name, ty)) = rest.split_once(':') {
-                    if ty.trim_start().starts_with("Site ") || ty.trim() == "Site =" {
-                        out.insert(name.trim().to_string());
-                    }
-                }
+                out.insert(name.trim().to_string());
             }
         }
     }
