@@ -60,8 +60,10 @@ extern crate std;
 pub mod cpu;
 pub mod cpumask;
 pub mod jiffies;
+pub mod nohz;
 pub mod platform;
 pub mod policy;
+pub mod rq;
 pub mod static_key;
 pub mod sync;
 #[cfg(feature = "testing")]
@@ -72,8 +74,10 @@ pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
 pub use jiffies::{Jiffies, JiffiesCell};
+pub use nohz::{Machine, Nohz};
 pub use platform::Platform;
 pub use policy::{Legacy, Patched, Policy};
+pub use rq::{NohzFlags, Rq};
 pub use static_key::{StaticKey, StaticKeyError};
 pub use warn::{WarnSink, Warning, Warnings};
 

@@ -59,6 +59,19 @@ pub trait CpuState<const N: usize> {
 
     /// `need_resched()` as seen on `cpu`: a task is waiting to run there.
     fn need_resched(&self, cpu: CpuId<N>) -> bool;
+
+    /// `smp_processor_id()`: the CPU the caller runs on, if the platform can tell. Paths the
+    /// kernel runs only on their own CPU count a [`Warning::WrongCpu`](crate::Warning) when it
+    /// differs from the CPU they were asked to act for; `None` skips that check.
+    fn this_cpu(&self) -> Option<CpuId<N>> {
+        None
+    }
+
+    /// `synchronize_rcu()`: returns once every CPU has left any NOHZ path it was in when the
+    /// call started (kickers run with IRQs off, an RCU read-side section in the kernel). CPU
+    /// deactivation calls it after taking the CPU out of the idle mask, so no kicker can still
+    /// pick the CPU afterwards.
+    fn synchronize_rcu(&self);
 }
 
 /// Cross-CPU calls.
@@ -89,10 +102,12 @@ pub trait Topology<const N: usize> {
     /// CPUs and for a partition of one CPU; such CPUs never register as idle.
     fn has_sched_domain(&self, cpu: CpuId<N>) -> bool;
 
-    /// The last-level-cache domain `cpu` belongs to (`sd_llc`), as a small id shared by all
-    /// CPUs of that LLC, or `None` if it has none.
+    /// The lowest-numbered CPU of `cpu`'s last-level-cache domain (`sd_llc_id`, the first CPU
+    /// of the `sd_llc` span), or `None` if it has no LLC domain. Every CPU of one LLC names the
+    /// same CPU, which names itself.
     #[doc(alias = "sd_llc")]
-    fn llc_id(&self, cpu: CpuId<N>) -> Option<u32>;
+    #[doc(alias = "sd_llc_id")]
+    fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>>;
 
     /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away.
     #[doc(alias = "arch_scale_cpu_capacity")]
@@ -138,6 +153,16 @@ pub enum CpuIdleType {
     NewlyIdle = 2,
 }
 
+/// What the kernel's newidle domain walk (`sched_balance_newidle`) reports back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewidleOutcome {
+    /// A task was pulled to this CPU.
+    pub pulled_task: bool,
+    /// The earliest balance deadline of the domains walked, if any was seen; the crate pulls
+    /// `rq.next_balance` in to it (or to `jiffies + HZ`, whichever is earlier).
+    pub next_balance: Option<Jiffies>,
+}
+
 /// The balancing actions the crate asks for; the kernel does the work and reports back.
 pub trait Balance<const N: usize> {
     /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: decays `cpu`'s blocked load
@@ -153,6 +178,12 @@ pub trait Balance<const N: usize> {
     /// tasks to `cpu`. Returns `cpu`'s rq's new `next_balance`.
     #[doc(alias = "sched_balance_domains")]
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies;
+
+    /// The domain walk of `sched_balance_newidle` on `cpu` (which has a domain, is active and
+    /// has no wakeup pending): tries to pull a task and reports the outcome. The crate does
+    /// the NOHZ-visible rest (misfit reset, `next_balance`, `nohz_newidle_balance`).
+    #[doc(alias = "sched_balance_newidle")]
+    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome;
 }
 
 /// Everything the NOHZ code needs from the kernel, in one bound.

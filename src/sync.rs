@@ -66,6 +66,19 @@ macro_rules! atomic_array {
 }
 pub(crate) use atomic_array;
 
+/// A [`PerCpu`](crate::PerCpu) of `$init` in each slot: built in `const` context in normal
+/// builds, with `PerCpu::from_fn` under loom.
+macro_rules! per_cpu_array {
+    ($init:expr; $n:expr) => {{
+        #[cfg(not(nohz_loom))]
+        let per_cpu = $crate::PerCpu::from_padded([const { crossbeam_utils::CachePadded::new($init) }; $n]);
+        #[cfg(nohz_loom)]
+        let per_cpu = $crate::PerCpu::from_fn(|_| $init);
+        per_cpu
+    }};
+}
+pub(crate) use per_cpu_array;
+
 /// What kind of operation a [`Site`] orders; it decides which orderings are legal and which
 /// weakenings a mutation run tries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,13 +254,65 @@ impl Site {
     }
 }
 
+// ---- The NOHZ ordering contract (spec §6). Everything else in the crate is Relaxed. ----
+
+/// O1/O2, writer side: `nohz_balance_enter_idle`'s `smp_mb__after_atomic()` between setting
+/// this CPU's bit in `nohz.idle_cpus_mask` and storing `nohz.needs_update = 1` /
+/// `nohz.has_blocked_load = 1`.
+pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
+    "nohz.enter_idle.mask_fence",
+    Ordering::SeqCst,
+    "O1, O2",
+    "nohz.ilb.clear_fence: the ILB clears has_blocked_load / needs_update, fences, then scans the mask",
+    "the ILB's scan missing this CPU's new bit while the ILB's store of 0 lands after this CPU's \
+     store of 1: the flag ends 0 and this CPU's blocked load (or next_balance) is never folded in",
+);
+
+/// O1/O2, reader side: `_nohz_idle_balance`'s `smp_mb()` between clearing
+/// `nohz.has_blocked_load` / `nohz.needs_update` and scanning `nohz.idle_cpus_mask`.
+pub static NOHZ_ILB_FENCE: Site = Site::fence_site(
+    "nohz.ilb.clear_fence",
+    Ordering::SeqCst,
+    "O1, O2",
+    "nohz.enter_idle.mask_fence: enter_idle sets its mask bit, fences, then stores the flags = 1",
+    "this scan missing a CPU that just registered while that CPU's store of 1 is overwritten by \
+     this pass's 0: nobody refreshes its blocked load (or folds its next_balance)",
+);
+
+/// O3, kicker side: `kick_ilb`'s `atomic_fetch_or` on the target's `nohz_flags`.
+pub static NOHZ_KICK_FETCH_OR: Site = Site::access_site(
+    "nohz.kick_ilb.fetch_or",
+    SiteKind::Rmw,
+    Ordering::AcqRel,
+    "O3",
+    "nohz.csd.fetch_andnot: the handler frees the csd, then consumes the bits with an AcqRel RMW",
+    "Release half: the handler that consumes this kicker's bits missing the kicker's earlier \
+     writes. Acquire half: the new owner of the csd finding it still busy from the previous \
+     round, so the IPI is never sent and the bits stay stuck",
+);
+
+/// O3, handler side: `nohz_csd_func`'s `atomic_fetch_andnot(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK)`.
+pub static NOHZ_CSD_FETCH_ANDNOT: Site = Site::access_site(
+    "nohz.csd.fetch_andnot",
+    SiteKind::Rmw,
+    Ordering::AcqRel,
+    "O3",
+    "nohz.kick_ilb.fetch_or: each kicker's RMW that set the bits consumed here",
+    "Acquire half: the handler missing the writes a kicker made before its fetch_or. Release \
+     half: the next kicker that owns the csd seeing it still busy (the free came before this RMW)",
+);
+
 /// Every named ordering site of the crate. The mutation runner of `loom-tests` walks this list;
 /// a test checks that every `Site` declared under `src/` appears here exactly once.
 ///
-/// The primitives of the crate (masks, keys, jiffies, counters) need no ordering beyond
-/// atomicity, so their operations are all `Relaxed` and none is listed; the NOHZ protocol's
-/// fences and hand-over RMWs (spec §6) join this list with the code that performs them.
-pub static SITES: &[&Site] = &[];
+/// The primitives (masks, keys, jiffies, counters) need no ordering beyond atomicity, so their
+/// operations are all `Relaxed` and none is listed.
+pub static SITES: &[&Site] = &[
+    &NOHZ_ENTER_IDLE_FENCE,
+    &NOHZ_ILB_FENCE,
+    &NOHZ_KICK_FETCH_OR,
+    &NOHZ_CSD_FETCH_ANDNOT,
+];
 
 /// Mutation runs: weaken one [`Site`] while a closure (a `loom::model` call) runs.
 ///

@@ -16,7 +16,9 @@ extern crate std;
 
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::jiffies::{Jiffies, JiffiesCell};
-use crate::platform::{Balance, Clock, CpuIdleType, CpuState, Ipi, Softirq, Topology};
+use crate::platform::{
+    Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
+};
 use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 use std::vec::Vec;
@@ -59,16 +61,24 @@ pub enum Event<const N: usize> {
         /// The idle type passed.
         idle: CpuIdleType,
     },
+    /// [`Balance::newidle_balance`].
+    NewidleBalance {
+        /// The CPU going idle.
+        cpu: CpuId<N>,
+    },
+    /// [`CpuState::synchronize_rcu`].
+    SynchronizeRcu,
 }
 
-/// "No LLC" in the per-CPU LLC id table.
-const NO_LLC: u32 = u32::MAX;
+/// "None" in the per-CPU CPU-id tables.
+const NONE: u32 = u32::MAX;
 
 /// A recording platform for `N`-CPU machines at `HZ` ticks per second.
 ///
 /// Starts with every CPU active, none needing a reschedule, each with a scheduling domain, all
-/// in LLC 0; blocked load fully decays on the first update, and a balance pass sets the next
-/// one 4 ticks later (all adjustable).
+/// in one LLC led by CPU 0; blocked load fully decays on the first update, a balance pass sets
+/// the next one 4 ticks later, and a newidle walk pulls nothing and reports no deadline (all
+/// adjustable). `this_cpu()` is `None` until [`HostPlatform::set_this_cpu`].
 #[derive(Debug)]
 pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     nr: NrCpuIds<N>,
@@ -79,6 +89,10 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     llc: Vec<AtomicU32>,
     blocked_remains: Vec<AtomicBool>,
     balance_interval: AtomicUsize,
+    this_cpu: AtomicU32,
+    newidle_pulls: AtomicBool,
+    newidle_deadline: AtomicUsize,
+    newidle_has_deadline: AtomicBool,
     log: Mutex<Vec<Event<N>>>,
 }
 
@@ -95,6 +109,10 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             llc: (0..N).map(|_| AtomicU32::new(0)).collect(),
             blocked_remains: per_cpu(false),
             balance_interval: AtomicUsize::new(4),
+            this_cpu: AtomicU32::new(NONE),
+            newidle_pulls: AtomicBool::new(false),
+            newidle_deadline: AtomicUsize::new(0),
+            newidle_has_deadline: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
         }
     }
@@ -124,9 +142,32 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         self.domain[cpu.index()].store(has, Relaxed);
     }
 
-    /// Puts `cpu` in LLC `llc`, or in none.
-    pub fn set_llc(&self, cpu: CpuId<N>, llc: Option<u32>) {
-        self.llc[cpu.index()].store(llc.unwrap_or(NO_LLC), Relaxed);
+    /// Puts `cpu` in the LLC whose lowest CPU is `leader`, or in none.
+    pub fn set_llc(&self, cpu: CpuId<N>, leader: Option<CpuId<N>>) {
+        self.llc[cpu.index()].store(leader.map_or(NONE, |l| l.index() as u32), Relaxed);
+    }
+
+    /// Splits the machine into LLCs of `size` consecutive CPUs each.
+    pub fn set_llc_size(&self, size: usize) {
+        for cpu in self.nr.iter() {
+            let leader = cpu.index() / size.max(1) * size.max(1);
+            self.set_llc(cpu, self.nr.cpu(leader).ok());
+        }
+    }
+
+    /// What [`CpuState::this_cpu`] answers.
+    pub fn set_this_cpu(&self, cpu: Option<CpuId<N>>) {
+        self.this_cpu
+            .store(cpu.map_or(NONE, |c| c.index() as u32), Relaxed);
+    }
+
+    /// What the next newidle walks report.
+    pub fn set_newidle_outcome(&self, outcome: NewidleOutcome) {
+        self.newidle_pulls.store(outcome.pulled_task, Relaxed);
+        self.newidle_has_deadline
+            .store(outcome.next_balance.is_some(), Relaxed);
+        self.newidle_deadline
+            .store(outcome.next_balance.map_or(0, Jiffies::get), Relaxed);
     }
 
     /// Whether `cpu`'s blocked load survives the next decay.
@@ -185,6 +226,12 @@ impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
     fn need_resched(&self, cpu: CpuId<N>) -> bool {
         self.need_resched[cpu.index()].load(Relaxed)
     }
+    fn this_cpu(&self) -> Option<CpuId<N>> {
+        self.nr.cpu(self.this_cpu.load(Relaxed) as usize).ok()
+    }
+    fn synchronize_rcu(&self) {
+        self.record(Event::SynchronizeRcu);
+    }
 }
 
 impl<const N: usize, const HZ: u32> Ipi<N> for HostPlatform<N, HZ> {
@@ -203,9 +250,8 @@ impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
     fn has_sched_domain(&self, cpu: CpuId<N>) -> bool {
         self.domain[cpu.index()].load(Relaxed)
     }
-    fn llc_id(&self, cpu: CpuId<N>) -> Option<u32> {
-        let id = self.llc[cpu.index()].load(Relaxed);
-        (id != NO_LLC).then_some(id)
+    fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>> {
+        self.nr.cpu(self.llc[cpu.index()].load(Relaxed) as usize).ok()
     }
 }
 
@@ -220,6 +266,16 @@ impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies {
         self.record(Event::BalanceDomains { by, cpu, idle });
         self.jiffies.get().add(self.balance_interval.load(Relaxed))
+    }
+    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome {
+        self.record(Event::NewidleBalance { cpu });
+        NewidleOutcome {
+            pulled_task: self.newidle_pulls.load(Relaxed),
+            next_balance: self
+                .newidle_has_deadline
+                .load(Relaxed)
+                .then(|| Jiffies::new(self.newidle_deadline.load(Relaxed))),
+        }
     }
 }
 
@@ -245,9 +301,14 @@ mod tests {
         p.set_active(c3, false);
         p.set_need_resched(c3, true);
         assert!(!p.cpu_active(c3) && p.need_resched(c3));
-        assert_eq!(p.llc_id(c3), Some(0));
+        assert_eq!(p.llc_leader(c3), Some(c0));
         p.set_llc(c3, None);
-        assert_eq!(p.llc_id(c3), None);
+        assert_eq!(p.llc_leader(c3), None);
+        p.set_llc_size(2);
+        assert_eq!(p.llc_leader(c3), nr.cpu(2).ok());
+        assert_eq!(p.this_cpu(), None);
+        p.set_this_cpu(Some(c3));
+        assert_eq!(p.this_cpu(), Some(c3));
         p.set_sched_domain(c0, false);
         assert!(!p.has_sched_domain(c0) && p.has_sched_domain(c3));
 

@@ -27,18 +27,31 @@ pub enum Warning {
     StaticKeyIncOverflow,
     /// `static_key_slow_dec` found the count already 0.
     StaticKeyDecUnderflow,
-    /// A path that runs only on its own CPU was asked to act for another CPU.
+    /// A path that runs only on its own CPU was asked to act for another CPU
+    /// (`SCHED_WARN_ON(cpu != smp_processor_id())` and the like).
     WrongCpu,
+    /// `nohz_csd_func` ran with no kick bit pending (`WARN_ON(!(flags & NOHZ_KICK_MASK))`).
+    CsdWithoutKick,
+    /// `_nohz_idle_balance` was asked for BALANCE without STATS
+    /// (`WARN_ON((flags & NOHZ_KICK_MASK) == NOHZ_BALANCE_KICK)`).
+    BalanceWithoutStats,
+    /// The owner of a csd found it still busy. The kernel's async cross-call returns `-EBUSY`
+    /// and the call is silently lost; the ownership rule of `nohz_flags` makes this
+    /// unreachable, so the crate counts it where the kernel is silent.
+    CsdBusy,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 5] = [
+    pub const ALL: [Warning; 8] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
         Warning::StaticKeyDecUnderflow,
         Warning::WrongCpu,
+        Warning::CsdWithoutKick,
+        Warning::BalanceWithoutStats,
+        Warning::CsdBusy,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -50,6 +63,9 @@ impl Warning {
             Warning::StaticKeyIncOverflow => 2,
             Warning::StaticKeyDecUnderflow => 3,
             Warning::WrongCpu => 4,
+            Warning::CsdWithoutKick => 5,
+            Warning::BalanceWithoutStats => 6,
+            Warning::CsdBusy => 7,
         }
     }
 }

@@ -1,0 +1,258 @@
+//! The idle side: the balance softirq, the ILB pass `_nohz_idle_balance` with
+//! `update_nohz_stats`, and the newidle path that asks for a blocked-load refresh before
+//! entering idle (spec §5.4, §5.5, §5.7).
+//!
+//! The ILB pass clears `nohz.has_blocked_load` / `nohz.needs_update` *before* scanning the
+//! mask, with the O1/O2 fence in between; a CPU registering concurrently either is seen by the
+//! scan or re-sets the flag after the clear. Several passes may run at once (a softirq ILB and
+//! `nohz_run_idle_balance` on other CPUs); their racy scalar stores are accepted, as in the
+//! kernel.
+
+use super::Machine;
+use crate::cpu::CpuId;
+use crate::jiffies::{Jiffies, LOAD_AVG_PERIOD_MS};
+use crate::platform::{CpuIdleType, Platform};
+use crate::policy::Policy;
+use crate::rq::NohzFlags;
+use crate::sync::NOHZ_ILB_FENCE;
+use crate::warn::{WarnSink, Warning};
+
+/// `sysctl_sched_migration_cost`: newidle does not ask for a blocked-load refresh when the CPU
+/// expects to be idle for less than this (nanoseconds).
+#[doc(alias = "sysctl_sched_migration_cost")]
+pub const SCHED_MIGRATION_COST_NS: u64 = 500_000;
+
+/// How one `_nohz_idle_balance` pass ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IlbPass {
+    /// The scan finished; `nohz.next_balance` / `nohz.next_blocked` were updated as asked.
+    Completed,
+    /// This CPU got work mid-scan: the pass stopped, re-armed what it had cleared, and left
+    /// the deadlines alone.
+    Aborted,
+}
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// `sched_balance_softirq()` on `cpu`: the ILB work a kick handed over, if any and if the
+    /// CPU is still idle, covers this CPU too; otherwise the CPU refreshes its own blocked
+    /// load and balances its own domains.
+    #[doc(alias = "sched_balance_softirq")]
+    pub fn balance_softirq<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.check_on_cpu(cpu, plat);
+        let idle = if self.rq(cpu).idle_balance() {
+            CpuIdleType::Idle
+        } else {
+            CpuIdleType::NotIdle
+        };
+        if self.nohz_idle_balance(cpu, idle, plat) {
+            return;
+        }
+        self.update_blocked_averages(cpu, cpu, plat);
+        let next = plat.balance_domains(cpu, cpu, idle);
+        self.rq(cpu).set_next_balance(next);
+    }
+
+    /// `nohz_idle_balance(this_rq, idle)`: takes the flags the csd handler left; runs the ILB
+    /// pass with them if the CPU is idle. Returns whether it ran.
+    fn nohz_idle_balance<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        idle: CpuIdleType,
+        plat: &Pl,
+    ) -> bool {
+        let rq = self.rq(cpu);
+        let flags = rq.nohz_idle_balance();
+        if flags.is_empty() {
+            return false;
+        }
+        rq.set_nohz_idle_balance(NohzFlags::empty());
+        if idle != CpuIdleType::Idle {
+            return false;
+        }
+        self.idle_balance_pass(cpu, flags, plat);
+        true
+    }
+
+    /// `_nohz_idle_balance(this_rq, flags)`: on behalf of every idle CPU in the mask, starting
+    /// after `cpu` and wrapping round to it: refresh blocked load (STATS), run periodic
+    /// balancing where due (BALANCE), and recompute `nohz.next_balance` (NEXT, or whenever a
+    /// visited rq's deadline is earlier than 60 s from now).
+    ///
+    /// If `cpu` itself gets work during the scan it aborts: what it cleared is re-armed
+    /// (`has_blocked_load` if STATS, `needs_update` if NEXT) and the deadlines stay as they
+    /// were.
+    #[doc(alias = "_nohz_idle_balance")]
+    pub fn idle_balance_pass<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        flags: NohzFlags,
+        plat: &Pl,
+    ) -> IlbPass {
+        let now = plat.jiffies();
+        let mut next = now.add(60 * Pl::HZ as usize);
+        let mut has_blocked = false;
+        let mut update_next = false;
+        let stats = flags.contains(NohzFlags::STATS);
+
+        self.warn_at(cpu).warn_on(
+            flags & NohzFlags::KICK_MASK == NohzFlags::BALANCE,
+            Warning::BalanceWithoutStats,
+        );
+        if stats {
+            self.nohz.store_has_blocked_load(false);
+        }
+        if flags.contains(NohzFlags::NEXT) {
+            self.nohz.store_needs_update(false);
+        }
+        // O1/O2: order the clears above before the mask scan below, against enter_idle's mask
+        // bit before its stores of 1 (NOHZ_ENTER_IDLE_FENCE).
+        NOHZ_ILB_FENCE.fence();
+
+        let mut outcome = IlbPass::Completed;
+        for balance_cpu in self
+            .nohz
+            .idle_cpus_mask
+            .iter_wrap_after(cpu, self.nr_cpu_ids())
+        {
+            let rq = self.rq(balance_cpu);
+            if !rq.idle_cpu() {
+                continue;
+            }
+            // This CPU got work: stop balancing for others, re-arm what was cleared.
+            if !self.rq(cpu).idle_cpu() && plat.need_resched(cpu) {
+                if stats {
+                    has_blocked = true;
+                }
+                if flags.contains(NohzFlags::NEXT) {
+                    self.nohz.store_needs_update(true);
+                }
+                outcome = IlbPass::Aborted;
+                break;
+            }
+            if stats {
+                has_blocked |= self.update_nohz_stats(cpu, balance_cpu, plat);
+            }
+            if plat.jiffies().is_after_eq(rq.next_balance()) {
+                plat.update_rq_clock(cpu, balance_cpu);
+                if flags.contains(NohzFlags::BALANCE) {
+                    let next_balance = plat.balance_domains(cpu, balance_cpu, CpuIdleType::Idle);
+                    rq.set_next_balance(next_balance);
+                }
+            }
+            // Read after any balancing moved it.
+            let rq_next = rq.next_balance();
+            if next.is_after(rq_next) {
+                next = rq_next;
+                update_next = true;
+            }
+        }
+
+        if outcome == IlbPass::Completed {
+            // Also when only STATS or only NEXT was asked for.
+            if update_next {
+                self.nohz.store_next_balance(next);
+            }
+            if stats {
+                self.nohz
+                    .store_next_blocked(now.add(plat.msecs_to_jiffies(LOAD_AVG_PERIOD_MS)));
+            }
+        }
+        // abort:
+        if has_blocked {
+            self.nohz.store_has_blocked_load(true);
+        }
+        outcome
+    }
+
+    /// `update_nohz_stats(rq)`, run by `by` for `cpu`: refresh `cpu`'s blocked load if it has
+    /// some and is still registered; returns whether blocked load may remain (true, without
+    /// work, if it was refreshed this very jiffy).
+    fn update_nohz_stats<Pl: Platform<N>>(&self, by: CpuId<N>, cpu: CpuId<N>, plat: &Pl) -> bool {
+        let rq = self.rq(cpu);
+        if !rq.has_blocked_load() {
+            return false;
+        }
+        if !self.nohz.idle_cpus_mask.test(cpu) {
+            return false;
+        }
+        if !plat.jiffies().is_after(rq.last_blocked_load_update_tick()) {
+            return true;
+        }
+        self.update_blocked_averages(by, cpu, plat);
+        rq.has_blocked_load()
+    }
+
+    /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: stamps
+    /// `last_blocked_load_update_tick`, has the platform decay the averages, and clears
+    /// `rq.has_blocked_load` if nothing remains (it is never set here).
+    #[doc(alias = "sched_balance_update_blocked_averages")]
+    fn update_blocked_averages<Pl: Platform<N>>(&self, by: CpuId<N>, cpu: CpuId<N>, plat: &Pl) {
+        let rq = self.rq(cpu);
+        rq.set_last_blocked_load_update_tick(plat.jiffies());
+        if !plat.update_blocked_averages(by, cpu) {
+            rq.set_has_blocked_load(false);
+        }
+    }
+
+    /// The NOHZ-visible part of `sched_balance_newidle()` on `cpu`, about to go idle: the
+    /// misfit status is cleared; a CPU with a queued wakeup or an inactive one stops there;
+    /// otherwise the platform's domain walk tries to pull a task (skipped for a CPU without a
+    /// domain, which still goes on), `rq.next_balance` is pulled in to `jiffies + HZ` or the
+    /// walk's earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
+    /// blocked-load refresh. Returns whether a task was pulled.
+    #[doc(alias = "sched_balance_newidle")]
+    pub fn newidle_balance<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+        self.check_on_cpu(cpu, plat);
+        let rq = self.rq(cpu);
+        // update_misfit_status(NULL, rq), before any early return.
+        rq.set_misfit_task_load(0);
+        if rq.ttwu_pending() || !plat.cpu_active(cpu) {
+            return false;
+        }
+        let mut next: Jiffies = plat.jiffies().add(Pl::HZ as usize);
+        let mut pulled = false;
+        if rq.has_sched_domain() {
+            let outcome = plat.newidle_balance(cpu);
+            pulled = outcome.pulled_task;
+            if let Some(deadline) = outcome.next_balance
+                && next.is_after(deadline)
+            {
+                next = deadline;
+            }
+        }
+        if rq.next_balance().is_after(next) {
+            rq.set_next_balance(next);
+        }
+        if !pulled {
+            self.nohz_newidle_balance(cpu, plat);
+        }
+        pulled
+    }
+
+    /// `nohz_newidle_balance(this_rq)`: if this CPU expects a long enough idle and blocked load
+    /// refresh is due, set NEWILB on itself so its idle entry runs a STATS pass (no IPI).
+    fn nohz_newidle_balance<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        let rq = self.rq(cpu);
+        if rq.avg_idle() < SCHED_MIGRATION_COST_NS {
+            return;
+        }
+        if !self.nohz.has_blocked_load() || plat.jiffies().is_before(self.nohz.next_blocked()) {
+            return;
+        }
+        rq.nohz_flags().request_newilb();
+    }
+
+    /// `nohz_run_idle_balance(cpu)`, first thing in the idle loop: consume NEWILB; if it was
+    /// the only bit (no kick pending, whose softirq would do the same) and nothing needs to
+    /// run, do a STATS pass here, even though this CPU may not be in the mask yet. Returns the
+    /// pass's outcome if one ran.
+    #[doc(alias = "nohz_run_idle_balance")]
+    pub fn run_idle_balance<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<IlbPass> {
+        self.check_on_cpu(cpu, plat);
+        let flags = self.rq(cpu).nohz_flags().take_newilb();
+        if flags == NohzFlags::NEWILB && !plat.need_resched(cpu) {
+            return Some(self.idle_balance_pass(cpu, NohzFlags::STATS, plat));
+        }
+        None
+    }
+}

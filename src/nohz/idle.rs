@@ -1,0 +1,97 @@
+//! Idle registration: `nohz_balance_enter_idle`, `nohz_balance_exit_idle` and the LLC busy
+//! count (`set_cpu_sd_state_idle/busy`). Spec §5.6.
+//!
+//! Both paths run on the CPU they act for: enter from the idle loop once the tick is stopped,
+//! exit from that CPU's first busy tick (or hotplug). The mask bit is set with a relaxed RMW
+//! followed by the O1/O2 fence, so an ILB pass that cleared `has_blocked_load` /
+//! `needs_update` either sees the bit or has its clear overwritten by this CPU's store of 1.
+//! The clear on exit has no barrier: a stale bit only sends the kick to a CPU that then fails
+//! `idle_cpu()` (O5).
+
+use super::Machine;
+use crate::cpu::CpuId;
+use crate::platform::Platform;
+use crate::policy::Policy;
+use crate::sync::{NOHZ_ENTER_IDLE_FENCE, Ordering::Relaxed};
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// `nohz_balance_enter_idle(cpu)`: registers `cpu`, idle with its tick stopped, in
+    /// `nohz.idle_cpus_mask` so the idle balancer works for it.
+    ///
+    /// In order: an inactive CPU does nothing at all; otherwise the rq's `has_blocked_load` is
+    /// set; a CPU already registered takes the idempotent path (only `nohz.has_blocked_load =
+    /// 1`); a CPU without a scheduling domain (isolated) returns without registering; else the
+    /// CPU sets `nohz_tick_stopped`, its mask bit (and under `Legacy` bumps `nohz.nr_cpus`),
+    /// fences (O1/O2), leaves its LLC's busy count and sets `nohz.needs_update`; both
+    /// registering and idempotent paths end by storing `nohz.has_blocked_load = 1`.
+    #[doc(alias = "nohz_balance_enter_idle")]
+    pub fn enter_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.check_on_cpu(cpu, plat);
+        let rq = self.rq(cpu);
+        // A CPU being torn down must not register.
+        if !plat.cpu_active(cpu) {
+            return;
+        }
+        // A hint only (spec §5.6): whoever clears it does so under the rq lock after reading
+        // the real averages.
+        rq.set_has_blocked_load(true);
+        if !rq.nohz_tick_stopped() {
+            // An isolated CPU never registers, and leaves nohz.has_blocked_load alone.
+            if !rq.has_sched_domain() {
+                return;
+            }
+            rq.set_nohz_tick_stopped(true);
+            self.nohz.idle_cpus_mask.set(cpu);
+            if P::NR_CPUS_COUNTER {
+                self.nohz.scalars.nr_cpus.fetch_add(1, Relaxed);
+            }
+            // O1/O2: order the mask bit before the flag stores below, against the ILB's clear
+            // of those flags before its mask scan (NOHZ_ILB_FENCE).
+            NOHZ_ENTER_IDLE_FENCE.fence();
+            self.set_cpu_sd_state_idle(cpu);
+            self.nohz.store_needs_update(true);
+        }
+        // Both paths: a newly idle CPU has blocked load to decay.
+        self.nohz.store_has_blocked_load(true);
+    }
+
+    /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts
+    /// as busy in its LLC. Does nothing unless it was registered.
+    #[doc(alias = "nohz_balance_exit_idle")]
+    pub fn exit_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.check_on_cpu(cpu, plat);
+        let rq = self.rq(cpu);
+        if !rq.nohz_tick_stopped() {
+            return;
+        }
+        rq.set_nohz_tick_stopped(false);
+        // No barrier: consumers re-check idle_cpu() (O5).
+        self.nohz.idle_cpus_mask.clear(cpu);
+        if P::NR_CPUS_COUNTER {
+            self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);
+        }
+        self.set_cpu_sd_state_busy(cpu);
+    }
+
+    /// `set_cpu_sd_state_idle(cpu)`: `cpu` stops counting as busy in its LLC (once).
+    pub(crate) fn set_cpu_sd_state_idle(&self, cpu: CpuId<N>) {
+        let rq = self.rq(cpu);
+        let Some(llc) = self.llc_of(cpu) else { return };
+        if rq.nohz_idle() {
+            return;
+        }
+        rq.set_nohz_idle(true);
+        llc.nr_busy_cpus.fetch_sub(1, Relaxed);
+    }
+
+    /// `set_cpu_sd_state_busy(cpu)`: `cpu` counts as busy in its LLC again (once).
+    pub(crate) fn set_cpu_sd_state_busy(&self, cpu: CpuId<N>) {
+        let rq = self.rq(cpu);
+        let Some(llc) = self.llc_of(cpu) else { return };
+        if !rq.nohz_idle() {
+            return;
+        }
+        rq.set_nohz_idle(false);
+        llc.nr_busy_cpus.fetch_add(1, Relaxed);
+    }
+}

@@ -1,0 +1,271 @@
+//! The busy side: the scheduler tick's balance trigger, `nohz_balancer_kick`'s decision tree,
+//! `kick_ilb`, `find_new_ilb`, and the csd that carries the kick (spec §5.1-§5.4).
+//!
+//! Ownership of a CPU's csd follows its `nohz_flags`: the kicker whose `fetch_or` turns the
+//! kick bits from all-clear to any-set owns the csd and sends the IPI; later kickers' bits
+//! ride along. The handler frees the csd, then consumes every bit with one `fetch_andnot`, so
+//! the next kicker to set a bit owns a free csd. Both RMWs are AcqRel (O3): a kicker's writes
+//! before its `fetch_or` reach the handler that consumes its bits, and the handler's free of
+//! the csd reaches the next owner.
+
+use super::Machine;
+use crate::cpu::CpuId;
+use crate::platform::Platform;
+use crate::policy::Policy;
+use crate::rq::NohzFlags;
+use crate::sync::Ordering::Relaxed;
+use crate::warn::{WarnSink, Warning};
+
+/// What one `nohz_balancer_kick` call decided; returned for tests and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KickDecision<const N: usize> {
+    /// The tick landed on an idle CPU (`rq.idle_balance`): nothing done.
+    IdleTick,
+    /// `Legacy`: `nohz.nr_cpus` was 0, so nothing further was read.
+    NobodyTickless,
+    /// `Patched`: balancing was due but the idle mask was empty: returned before `out`,
+    /// dropping any STATS or NEXT (a `return`, not a `goto out`).
+    EmptyMask,
+    /// Nothing to request.
+    NoFlags,
+    /// `kick_ilb` ran with these flags.
+    Kick {
+        /// The flags requested.
+        flags: NohzFlags,
+        /// What `kick_ilb` did with them.
+        outcome: KickOutcome<N>,
+    },
+}
+
+/// What one `kick_ilb` call did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KickOutcome<const N: usize> {
+    /// `find_new_ilb` found no idle housekeeping CPU other than the kicker.
+    NoIlb,
+    /// The chosen CPU already had every requested bit: nothing written.
+    AlreadyPending(CpuId<N>),
+    /// The bits were added to a kick already in flight to this CPU; no IPI.
+    RodeAlong(CpuId<N>),
+    /// This call owned the csd and sent the IPI to this CPU.
+    Sent(CpuId<N>),
+    /// This call owned the csd but found it busy (never expected; counted as
+    /// [`Warning::CsdBusy`]); no IPI.
+    CsdBusy(CpuId<N>),
+}
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// The NOHZ tail of `sched_tick()` on `cpu`: snapshots `rq.idle_balance = idle_cpu()` and
+    /// runs [`balance_trigger`](Self::balance_trigger). Call it from the timer interrupt of every
+    /// CPU whose tick runs (and when a stopped tick's timer fires on an idle CPU). Returns the
+    /// kick decision, if the trigger got that far.
+    pub fn sched_tick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<KickDecision<N>> {
+        self.check_on_cpu(cpu, plat);
+        let rq = self.rq(cpu);
+        rq.set_idle_balance(rq.idle_cpu());
+        self.balance_trigger(cpu, plat)
+    }
+
+    /// `sched_balance_trigger(rq)`: nothing for a CPU without a domain or an inactive one;
+    /// otherwise raise `SCHED_SOFTIRQ` if this rq's own balance is due, then
+    /// `nohz_balancer_kick`.
+    #[doc(alias = "sched_balance_trigger")]
+    pub fn balance_trigger<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> Option<KickDecision<N>> {
+        let rq = self.rq(cpu);
+        if !rq.has_sched_domain() || !plat.cpu_active(cpu) {
+            return None;
+        }
+        if plat.jiffies().is_after_eq(rq.next_balance()) {
+            plat.raise_sched_softirq(cpu);
+        }
+        Some(self.balancer_kick(cpu, plat))
+    }
+
+    /// `nohz_balancer_kick(rq)`: on a busy CPU's tick, decide whether an idle CPU should
+    /// balance on behalf of the tickless idle CPUs, and with which flags (spec §5.2).
+    ///
+    /// `Patched` (seed 000): the blocked-load and balance-time checks come first; only when
+    /// balancing is due is the idle mask tested for emptiness (the cold case), and an empty
+    /// mask returns without kicking even if STATS was wanted. `Legacy`: `nohz.nr_cpus` is read
+    /// first and nothing else happens while it is 0.
+    #[doc(alias = "nohz_balancer_kick")]
+    pub fn balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
+        let rq = self.rq(cpu);
+        let now = plat.jiffies();
+        let mut flags = NohzFlags::empty();
+
+        // A tick on an idle CPU: no exit, no kick.
+        if rq.idle_balance() {
+            return KickDecision::IdleTick;
+        }
+        // The first busy tick after idle takes this CPU out of the mask.
+        self.exit_idle(cpu, plat);
+
+        // Legacy: "nobody is tickless" first, before any time check.
+        if !P::TIME_CHECKS_FIRST && self.nobody_tickless() {
+            return KickDecision::NobodyTickless;
+        }
+        if self.nohz.has_blocked_load() && now.is_after(self.nohz.next_blocked()) {
+            flags = NohzFlags::STATS;
+        }
+        // Not due: straight to `out`, which may still kick for STATS / NEXT.
+        if !now.is_before(self.nohz.next_balance()) {
+            // Patched: only now is the mask looked at; empty returns, dropping STATS / NEXT.
+            if P::TIME_CHECKS_FIRST && self.nobody_tickless() {
+                return nobody_tickless();
+            }
+            if let Some(wanted) = self.busy_reason(cpu, plat) {
+                flags = wanted;
+            }
+        }
+        // out:
+        if self.nohz.needs_update() {
+            flags |= NohzFlags::NEXT;
+        }
+        if flags.is_empty() {
+            return KickDecision::NoFlags;
+        }
+        KickDecision::Kick {
+            flags,
+            outcome: self.kick_ilb(cpu, flags, plat),
+        }
+    }
+
+    /// "No CPU is tickless": `Legacy` reads `nohz.nr_cpus`, `Patched` tests the mask for
+    /// emptiness (which stops at its first non-empty line).
+    #[inline]
+    fn nobody_tickless(&self) -> bool {
+        if P::NR_CPUS_COUNTER {
+            self.nohz.nr_cpus() == 0
+        } else {
+            self.nohz.idle_cpus_mask.is_empty(self.nr_cpu_ids())
+        }
+    }
+
+    /// The "is balancing worth an IPI" part of `nohz_balancer_kick`, in the kernel's order:
+    /// `STATS | BALANCE` if this CPU runs two or more tasks, lost capacity, an idle CPU is
+    /// preferred by asym packing, the CPU has a misfit task (asymmetric capacity systems skip
+    /// the LLC test), or more than one CPU of its LLC is busy.
+    fn busy_reason<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<NohzFlags> {
+        let rq = self.rq(cpu);
+        let balance = NohzFlags::STATS | NohzFlags::BALANCE;
+        if rq.nr_running() >= 2 {
+            return Some(balance);
+        }
+        if rq.has_sched_domain() && rq.h_nr_runnable() >= 1 && check_cpu_capacity(rq, cpu, plat)
+        {
+            return Some(balance);
+        }
+        if plat.has_asym_packing(cpu)
+            && self
+                .nohz
+                .idle_cpus_mask
+                .iter(self.nr_cpu_ids())
+                .any(|idle| plat.asym_prefers(idle, cpu))
+        {
+            return Some(balance);
+        }
+        if plat.has_asym_cpucapacity(cpu) {
+            return (rq.misfit_task_load() != 0).then_some(balance);
+        }
+        self.llc_of(cpu)
+            .is_some_and(|llc| llc.nr_busy_cpus.load(Relaxed) > 1)
+            .then_some(balance)
+    }
+
+    /// `kick_ilb(flags)`: pick an idle CPU and hand it `flags`; send the IPI if this call
+    /// turned its kick bits on. With BALANCE, `nohz.next_balance` moves to the next jiffy
+    /// first, so balancing is kicked at most once per jiffy even when no CPU is found.
+    pub fn kick_ilb<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        flags: NohzFlags,
+        plat: &Pl,
+    ) -> KickOutcome<N> {
+        if flags.contains(NohzFlags::BALANCE) {
+            // A rate limiter, not a publication: nothing relies on its order (O4).
+            self.nohz.store_next_balance(plat.jiffies().add(1));
+        }
+        let Some(ilb) = self.find_new_ilb(cpu) else {
+            return KickOutcome::NoIlb;
+        };
+        let target = self.rq(ilb);
+        // Cheap pre-check: nothing new to ask for. A stale read only costs an extra fetch_or
+        // or skips one whose bits were already set.
+        if target.nohz_flags().load().contains(flags) {
+            return KickOutcome::AlreadyPending(ilb);
+        }
+        // O3: AcqRel fetch_or (NOHZ_KICK_FETCH_OR), pairs with nohz_csd_func's fetch_andnot.
+        let old = target.nohz_flags().kick(flags);
+        if old.intersects(NohzFlags::KICK_MASK) {
+            return KickOutcome::RodeAlong(ilb);
+        }
+        // This call owns the csd.
+        if !target.csd_lock() {
+            self.warn_at(cpu).warn(Warning::CsdBusy);
+            return KickOutcome::CsdBusy(ilb);
+        }
+        plat.send_nohz_ipi(cpu, ilb);
+        KickOutcome::Sent(ilb)
+    }
+
+    /// `find_new_ilb()`: the first CPU, ascending, that is in both the idle mask and the
+    /// housekeeping mask, is not `cpu`, and is idle right now.
+    pub fn find_new_ilb(&self, cpu: CpuId<N>) -> Option<CpuId<N>> {
+        self.nohz
+            .idle_cpus_mask
+            .iter_and(&self.housekeeping, self.nr_cpu_ids())
+            .find(|&ilb| ilb != cpu && self.rq(ilb).idle_cpu())
+    }
+
+    /// The entry point for the nohz kick IPI on `cpu` (what the kernel's cross-call handler
+    /// does for `rq->nohz_csd`): frees the csd first, so a new owner can send again as soon as
+    /// the bits are consumed, then runs `nohz_csd_func`.
+    pub fn nohz_csd_ipi<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.check_on_cpu(cpu, plat);
+        // Relaxed: the release that matters is the fetch_andnot below, which comes after.
+        self.rq(cpu).csd_unlock();
+        self.nohz_csd_func(cpu, plat);
+    }
+
+    /// `nohz_csd_func(rq)`, in IPI context on the kicked CPU: consumes every pending bit; if the
+    /// CPU is still idle, hands them to the softirq and raises it; otherwise the request is
+    /// dropped (a later busy tick elsewhere kicks again). Returns the bits consumed.
+    pub(crate) fn nohz_csd_func<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> NohzFlags {
+        let rq = self.rq(cpu);
+        // O3: AcqRel fetch_andnot (NOHZ_CSD_FETCH_ANDNOT), pairs with kick_ilb's fetch_or.
+        let flags = rq.nohz_flags().take_for_csd();
+        self.warn_at(cpu)
+            .warn_on(!flags.intersects(NohzFlags::KICK_MASK), Warning::CsdWithoutKick);
+        let idle = rq.idle_cpu();
+        rq.set_idle_balance(idle);
+        if idle {
+            rq.set_nohz_idle_balance(flags);
+            plat.raise_sched_softirq(cpu);
+        }
+        flags
+    }
+}
+
+/// `check_cpu_capacity(rq, sd)`: this CPU lost a noticeable share of its capacity to RT, DL or
+/// IRQ pressure (`cpu_capacity * imbalance_pct < arch_capacity * 100`), computed without
+/// overflow.
+fn check_cpu_capacity<Pl: Platform<N>, const N: usize>(
+    rq: &crate::rq::Rq,
+    cpu: CpuId<N>,
+    plat: &Pl,
+) -> bool {
+    (rq.cpu_capacity() as u128) * (plat.imbalance_pct(cpu) as u128)
+        < (plat.arch_capacity(cpu) as u128) * 100
+}
+
+/// The "nobody tickless" return after the time checks, out of line: seed 000 marks it
+/// unlikely.
+#[cold]
+#[inline(never)]
+fn nobody_tickless<const N: usize>() -> KickDecision<N> {
+    KickDecision::EmptyMask
+}

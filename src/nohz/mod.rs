@@ -1,0 +1,395 @@
+//! fair.c's NOHZ idle load balancing: the `nohz` global, the machine that owns it, topology.
+//!
+//! # Design
+//!
+//! [`Machine`] is the one owning context a kernel declares as a `static`: the `nohz` global
+//! ([`Nohz`]), every CPU's [`Rq`], the per-LLC busy counts, the housekeeping mask,
+//! `nr_cpu_ids` and the warning counters. Every NOHZ path is a method on it that takes the CPU
+//! it acts for and the [`Platform`] that answers questions and performs actions.
+//!
+//! **Who writes what.**
+//! - `nohz.idle_cpus_mask`: each CPU sets its own bit in `enter_idle` and clears it in
+//!   `exit_idle`, on its own CPU. Everybody reads it (the kick's emptiness test, ILB selection,
+//!   the ILB scan). It fills lines of its own.
+//! - the `nohz` scalars (`has_blocked_load`, `needs_update`, `next_balance`, `next_blocked`,
+//!   and for [`Legacy`](crate::Legacy) the `nr_cpus` counter): stored by idle entry and by ILB
+//!   passes, read by every busy tick. One line of their own, as the kernel's struct.
+//! - a CPU's `nohz_flags`: set by remote kickers, consumed by that CPU.
+//! - per-LLC `nr_busy_cpus`: decremented and incremented by the LLC's CPUs as they register and
+//!   leave; reset by a topology rebuild.
+//!
+//! **Which barrier pairs with which** (spec §6): `enter_idle`'s fence after setting the mask bit
+//! pairs with `_nohz_idle_balance`'s fence after clearing the flags (O1, O2); `kick_ilb`'s
+//! `fetch_or` pairs with `nohz_csd_func`'s `fetch_andnot` (O3). Every other access is a racy
+//! `Relaxed` one whose staleness the kernel tolerates (O5, O6): consumers re-check
+//! `idle_cpu()`, and the worst case is a late or an extra kick.
+//!
+//! The paths live in `idle.rs` (enter/exit), `kick.rs` (the tick, the kick, ILB selection, the
+//! csd) and `balance.rs` (the softirq, the ILB pass, newidle).
+
+mod balance;
+mod idle;
+mod kick;
+
+pub use balance::{IlbPass, SCHED_MIGRATION_COST_NS};
+pub use kick::{KickDecision, KickOutcome};
+
+use crate::cpu::{CpuError, CpuId, NrCpuIds, NrCpuIdsCell, PerCpu};
+use crate::cpumask::CpuMask;
+use crate::jiffies::Jiffies;
+use crate::platform::Platform;
+use crate::policy::Policy;
+use crate::rq::Rq;
+use crate::sync::{AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed};
+use crate::warn::{WarnAt, WarnSink, Warning, Warnings};
+use core::fmt;
+use core::marker::PhantomData;
+use crossbeam_utils::CachePadded;
+
+/// The `nohz` scalars: one line, as the kernel's struct has them.
+#[derive(Debug)]
+struct Scalars {
+    /// `Legacy` only: `atomic_t nr_cpus`, removed by seed 000.
+    nr_cpus: AtomicU32,
+    has_blocked_load: AtomicU32,
+    needs_update: AtomicU32,
+    next_balance: AtomicUsize,
+    next_blocked: AtomicUsize,
+    /// Where `Legacy`'s plain `sched_clock_irqtime` flag lands in this line (seed 003); the
+    /// tick-sched and irqtime code makes it a real flag.
+    _legacy_irqtime_slot: u32,
+}
+
+/// The `nohz` global of fair.c: the idle mask on lines of its own, the scalars on a line of
+/// their own.
+#[doc(alias = "nohz")]
+#[derive(Debug)]
+pub struct Nohz<const W: usize> {
+    idle_cpus_mask: CpuMask<W>,
+    scalars: CachePadded<Scalars>,
+}
+
+impl<const W: usize> Nohz<W> {
+    crate::maybe_const_fn! {
+        /// Empty mask, flags clear, deadlines zero (`init` sets them to `jiffies`).
+        pub fn new() -> Self {
+            Nohz {
+                idle_cpus_mask: CpuMask::new(),
+                scalars: CachePadded::new(Scalars {
+                    nr_cpus: AtomicU32::new(0),
+                    has_blocked_load: AtomicU32::new(0),
+                    needs_update: AtomicU32::new(0),
+                    next_balance: AtomicUsize::new(0),
+                    next_blocked: AtomicUsize::new(0),
+                    _legacy_irqtime_slot: 0,
+                }),
+            }
+        }
+    }
+
+    /// `nohz.idle_cpus_mask`: CPUs idle with the tick stopped and registered for balancing. A
+    /// hint: consumers re-check `idle_cpu()`.
+    pub fn idle_cpus_mask(&self) -> &CpuMask<W> {
+        &self.idle_cpus_mask
+    }
+
+    /// `nohz.has_blocked_load`: some idle CPU may still have undecayed blocked load.
+    pub fn has_blocked_load(&self) -> bool {
+        self.scalars.has_blocked_load.load(Relaxed) != 0
+    }
+
+    /// `nohz.needs_update`: a CPU joined the mask; `nohz.next_balance` must be recomputed.
+    pub fn needs_update(&self) -> bool {
+        self.scalars.needs_update.load(Relaxed) != 0
+    }
+
+    /// `nohz.next_balance`: the earliest time an idle CPU needs periodic balancing.
+    pub fn next_balance(&self) -> Jiffies {
+        Jiffies::new(self.scalars.next_balance.load(Relaxed))
+    }
+
+    /// `nohz.next_blocked`: when the next blocked-load refresh is due.
+    pub fn next_blocked(&self) -> Jiffies {
+        Jiffies::new(self.scalars.next_blocked.load(Relaxed))
+    }
+
+    /// `nohz.nr_cpus` (`Legacy` only; always 0 under `Patched`, which has no counter).
+    pub fn nr_cpus(&self) -> u32 {
+        self.scalars.nr_cpus.load(Relaxed)
+    }
+
+    fn store_has_blocked_load(&self, v: bool) {
+        self.scalars.has_blocked_load.store(v as u32, Relaxed);
+    }
+    fn store_needs_update(&self, v: bool) {
+        self.scalars.needs_update.store(v as u32, Relaxed);
+    }
+    fn store_next_balance(&self, at: Jiffies) {
+        self.scalars.next_balance.store(at.get(), Relaxed);
+    }
+    fn store_next_blocked(&self, at: Jiffies) {
+        self.scalars.next_blocked.store(at.get(), Relaxed);
+    }
+}
+
+impl<const W: usize> Default for Nohz<W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `struct sched_domain_shared` of one LLC: the busy count its CPUs keep.
+#[derive(Debug)]
+struct LlcShared {
+    nr_busy_cpus: AtomicI32,
+}
+
+/// Why a topology (re)build was refused; nothing was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopologyError {
+    /// `cpu` names `leader` as its LLC's lowest CPU, but `leader` is above `cpu` or does not
+    /// name itself.
+    BadLlcLeader {
+        /// The CPU whose answer was inconsistent.
+        cpu: usize,
+        /// The leader it named.
+        leader: usize,
+    },
+}
+
+impl fmt::Display for TopologyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            TopologyError::BadLlcLeader { cpu, leader } => write!(
+                f,
+                "CPU {cpu} names CPU {leader} as the lowest CPU of its LLC, but CPU {leader} \
+                 is above it or names another CPU"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for TopologyError {}
+
+/// Why [`Machine::init`] failed; nothing was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitError {
+    /// The CPU count was refused.
+    Cpus(CpuError),
+    /// The topology was refused.
+    Topology(TopologyError),
+}
+
+impl fmt::Display for InitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InitError::Cpus(e) => write!(f, "bad CPU count: {e}"),
+            InitError::Topology(e) => write!(f, "bad topology: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for InitError {}
+
+/// The NOHZ state of a whole machine of capacity `N` CPUs (masks of `W` words), under policy
+/// `P`: what a kernel declares as one `static`.
+///
+/// ```
+/// use nohz::{Machine, Patched};
+/// static MACHINE: Machine<Patched, 64, 1> = Machine::new();
+/// assert_eq!(MACHINE.nr_cpu_ids().get(), 0); // until init()
+/// ```
+#[derive(Debug)]
+pub struct Machine<P: Policy, const N: usize, const W: usize> {
+    nr_cpu_ids: CachePadded<NrCpuIdsCell<N>>,
+    housekeeping: CpuMask<W>,
+    nohz: Nohz<W>,
+    rqs: PerCpu<Rq, N>,
+    llcs: PerCpu<LlcShared, N>,
+    warnings: Warnings<N>,
+    _policy: PhantomData<P>,
+}
+
+struct Fits<const N: usize, const W: usize>;
+impl<const N: usize, const W: usize> Fits<N, W> {
+    const OK: () = assert!(N <= W * 64, "Machine<P, N, W> needs W >= N / 64 mask words");
+}
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    crate::maybe_const_fn! {
+        /// A machine with no CPU yet; call [`init`](Self::init) at boot.
+        pub fn new() -> Self {
+            let () = Fits::<N, W>::OK;
+            Machine {
+                nr_cpu_ids: CachePadded::new(NrCpuIdsCell::new()),
+                housekeeping: CpuMask::new(),
+                nohz: Nohz::new(),
+                rqs: crate::sync::per_cpu_array!(Rq::new(); N),
+                llcs: crate::sync::per_cpu_array!(
+                    LlcShared { nr_busy_cpus: AtomicI32::new(0) }; N
+                ),
+                warnings: Warnings::new(),
+                _policy: PhantomData,
+            }
+        }
+    }
+
+    /// Boot: fixes `nr_cpu_ids`, makes every CPU a housekeeping CPU (clear the NO_HZ_FULL ones
+    /// afterwards through [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
+    /// `nohz.next_blocked` and each rq's `next_balance` to now (`init_sched_fair_class`), and
+    /// builds the per-LLC state from the platform's topology. Refused, changing nothing, for a
+    /// count of 0 or above `N`, an inconsistent topology, or a second call.
+    #[doc(alias = "init_sched_fair_class")]
+    pub fn init<Pl: Platform<N>>(&self, nr: usize, plat: &Pl) -> Result<NrCpuIds<N>, InitError> {
+        let have = self.nr_cpu_ids().get();
+        if have != 0 {
+            return Err(InitError::Cpus(CpuError::AlreadyInitialised { nr_cpu_ids: have }));
+        }
+        let nr_ids = NrCpuIds::<N>::new(nr).map_err(InitError::Cpus)?;
+        self.check_topology(nr_ids, plat)
+            .map_err(InitError::Topology)?;
+        let nr_ids = self.nr_cpu_ids.init(nr).map_err(InitError::Cpus)?;
+        let now = plat.jiffies();
+        for (cpu, rq) in self.rqs.iter(nr_ids) {
+            self.housekeeping.set(cpu);
+            rq.set_next_balance(now);
+        }
+        self.nohz.store_next_balance(now);
+        self.nohz.store_next_blocked(now);
+        self.apply_topology(nr_ids, plat);
+        Ok(nr_ids)
+    }
+
+    /// `nr_cpu_ids` (zero before [`init`](Self::init)).
+    #[inline(always)]
+    pub fn nr_cpu_ids(&self) -> NrCpuIds<N> {
+        self.nr_cpu_ids.get()
+    }
+
+    /// CPU `index`, if this machine has it.
+    pub fn cpu(&self, index: usize) -> Result<CpuId<N>, CpuError> {
+        self.nr_cpu_ids().cpu(index)
+    }
+
+    /// `cpu_rq(cpu)`.
+    #[doc(alias = "cpu_rq")]
+    #[inline(always)]
+    pub fn rq(&self, cpu: CpuId<N>) -> &Rq {
+        self.rqs.get(cpu)
+    }
+
+    /// The `nohz` global.
+    pub fn nohz(&self) -> &Nohz<W> {
+        &self.nohz
+    }
+
+    /// `housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)`: the CPUs that may be picked as idle load
+    /// balancer. All CPUs after `init`; clear the NO_HZ_FULL (isolated) ones.
+    #[doc(alias = "housekeeping_cpumask")]
+    pub fn housekeeping(&self) -> &CpuMask<W> {
+        &self.housekeeping
+    }
+
+    /// The warning counters.
+    pub fn warnings(&self) -> &Warnings<N> {
+        &self.warnings
+    }
+
+    /// `sd_llc_shared->nr_busy_cpus` of `cpu`'s LLC, or `None` if it has no LLC domain.
+    pub fn llc_nr_busy_cpus(&self, cpu: CpuId<N>) -> Option<i32> {
+        self.llc_of(cpu).map(|l| l.nr_busy_cpus.load(Relaxed))
+    }
+
+    fn llc_of(&self, cpu: CpuId<N>) -> Option<&LlcShared> {
+        let leader = self.rq(cpu).llc_leader()?;
+        // The leader index was checked against nr_cpu_ids when the topology was built.
+        let leader = self.nr_cpu_ids().cpu(leader).ok()?;
+        Some(self.llcs.get(leader))
+    }
+
+    fn warn_at(&self, cpu: CpuId<N>) -> WarnAt<'_, N> {
+        self.warnings.at(cpu)
+    }
+
+    /// The kernel's "this runs on its own CPU" check: counts a warning against `cpu` when the
+    /// platform says the caller is on another CPU; the path then carries on, as the kernel does.
+    fn check_on_cpu<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if let Some(me) = plat.this_cpu() {
+            self.warn_at(cpu).warn_on(me != cpu, Warning::WrongCpu);
+        }
+    }
+
+    /// Rebuilds the scheduling domains' NOHZ state from the platform's topology (the
+    /// `build_sched_domains` part that NOHZ sees, run on hotplug and cpuset changes).
+    ///
+    /// Like the kernel's rebuild, every LLC's `nr_busy_cpus` restarts at the LLC's weight and
+    /// every CPU's `nohz_idle` at 0, so CPUs still in the idle mask are counted busy until they
+    /// leave and re-register (their later exit does not count them twice). Refused, changing
+    /// nothing, if the platform's LLC leaders are inconsistent.
+    #[doc(alias = "build_sched_domains")]
+    pub fn rebuild_sched_domains<Pl: Platform<N>>(&self, plat: &Pl) -> Result<(), TopologyError> {
+        let nr = self.nr_cpu_ids();
+        self.check_topology(nr, plat)?;
+        self.apply_topology(nr, plat);
+        Ok(())
+    }
+
+    fn check_topology<Pl: Platform<N>>(
+        &self,
+        nr: NrCpuIds<N>,
+        plat: &Pl,
+    ) -> Result<(), TopologyError> {
+        for cpu in nr.iter() {
+            if let Some(leader) = plat.llc_leader(cpu)
+                && (leader > cpu || plat.llc_leader(leader) != Some(leader))
+            {
+                return Err(TopologyError::BadLlcLeader {
+                    cpu: cpu.index(),
+                    leader: leader.index(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_topology<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+        for (_, llc) in self.llcs.iter(nr) {
+            llc.nr_busy_cpus.swap(0, Relaxed);
+        }
+        for (cpu, rq) in self.rqs.iter(nr) {
+            let leader = plat.llc_leader(cpu);
+            rq.set_domains(plat.has_sched_domain(cpu), leader.map(CpuId::index));
+            if let Some(leader) = leader {
+                // Every CPU of the LLC counts as busy in a fresh domain. An RMW, never a plain
+                // store racing the CPUs' own RMWs on the count.
+                self.llcs.get(leader).nr_busy_cpus.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// `sched_cpu_deactivate`'s NOHZ part, on the CPU going down before the platform marks it
+    /// inactive: leave the idle mask (`nohz_balance_exit_idle`), then wait until no kicker can
+    /// still pick this CPU (`synchronize_rcu`). Rebuild the domains afterwards as the kernel's
+    /// hotplug path does.
+    #[doc(alias = "sched_cpu_deactivate")]
+    pub fn cpu_deactivate<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.exit_idle(cpu, plat);
+        plat.synchronize_rcu();
+    }
+
+    /// The dying CPU's flush of its queued cross-CPU calls (`flush_smp_call_function_queue`
+    /// from `smpcfs_dying_cpu`): if a nohz kick is still queued for `cpu`, run its handler now,
+    /// so no kick bit and no busy csd survive to the CPU's next life.
+    #[doc(alias = "flush_smp_call_function_queue")]
+    pub fn cpu_dying<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if self.rq(cpu).csd_busy() {
+            self.nohz_csd_ipi(cpu, plat);
+        }
+    }
+}
+
+impl<P: Policy, const N: usize, const W: usize> Default for Machine<P, N, W> {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,422 @@
+//! `Rq`: the per-CPU runqueue fields NOHZ reads and writes, and `idle_cpu()`.
+//!
+//! # Design
+//!
+//! The kernel's `struct rq` is large; this is the part the NOHZ code touches (spec §4). The
+//! embedding kernel keeps the scheduler's own fields current (`nr_running`, `ttwu_pending`,
+//! whether the idle task is current, capacities, `avg_idle`) through the setters here; the
+//! crate owns the NOHZ fields.
+//!
+//! Three groups, each on cache lines of its own, by who touches them:
+//!
+//! | group | fields | written by | read by |
+//! |---|---|---|---|
+//! | hot | `nr_running`, `ttwu_pending`, current-is-idle, `h_nr_runnable`, capacity, misfit | the kernel, on this CPU | everybody (`idle_cpu()` in ILB scans) |
+//! | kick | `nohz_flags`, the csd's busy state | remote kickers and this CPU's handler | the same |
+//! | nohz | `nohz_tick_stopped`, `has_blocked_load`, `last_blocked_load_update_tick`, `next_balance`, `idle_balance`, `nohz_idle_balance`, `avg_idle`, domain facts | this CPU, and the ILB on its behalf | this CPU and the ILB |
+//!
+//! So a kicker's `fetch_or` on `nohz_flags` never invalidates the line that ILB scans read for
+//! `idle_cpu()`. Every field is an atomic: the racy kernel accesses are `Relaxed` loads and
+//! stores; the only ordered accesses are the two `nohz_flags` RMWs of the kick hand-over
+//! (spec §6 O3), taken from named sites in [`sync`](crate::sync).
+
+use crate::jiffies::Jiffies;
+use crate::sync::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicUsize, NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR,
+    Ordering::Relaxed,
+};
+use crossbeam_utils::CachePadded;
+
+bitflags::bitflags! {
+    /// The pending idle-balance work bits of a runqueue (`NOHZ_*_KICK`, spec §4.1).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct NohzFlags: u32 {
+        /// `NOHZ_BALANCE_KICK`: run periodic balancing for the idle CPUs.
+        const BALANCE = 0x1;
+        /// `NOHZ_STATS_KICK`: refresh the idle CPUs' blocked-load averages.
+        const STATS = 0x2;
+        /// `NOHZ_NEWILB_KICK`: local request from newidle to refresh blocked load before
+        /// entering idle; never sent by IPI.
+        const NEWILB = 0x4;
+        /// `NOHZ_NEXT_KICK`: recompute `nohz.next_balance` only.
+        const NEXT = 0x8;
+    }
+}
+
+impl NohzFlags {
+    /// `NOHZ_KICK_MASK`: the bits whose transition from all-clear to any-set makes the kicker
+    /// the owner of the target's csd (NEWILB is not among them).
+    #[doc(alias = "NOHZ_KICK_MASK")]
+    pub const KICK_MASK: NohzFlags = NohzFlags::BALANCE
+        .union(NohzFlags::STATS)
+        .union(NohzFlags::NEXT);
+}
+
+/// `rq->nohz_flags`: an atomic [`NohzFlags`] word, written by remote kickers and by its own CPU.
+#[derive(Debug)]
+pub struct AtomicNohzFlags(AtomicU32);
+
+impl AtomicNohzFlags {
+    crate::maybe_const_fn! {
+        /// No bits set.
+        pub fn new() -> Self {
+            AtomicNohzFlags(AtomicU32::new(0))
+        }
+    }
+
+    /// `atomic_read(nohz_flags(cpu))`: a relaxed load.
+    #[inline]
+    pub fn load(&self) -> NohzFlags {
+        NohzFlags::from_bits_retain(self.0.load(Relaxed))
+    }
+
+    /// The kicker's `atomic_fetch_or` (kick_ilb): returns the bits that were set before.
+    #[inline]
+    pub(crate) fn kick(&self, flags: NohzFlags) -> NohzFlags {
+        NohzFlags::from_bits_retain(self.0.fetch_or(flags.bits(), NOHZ_KICK_FETCH_OR.ordering()))
+    }
+
+    /// The handler's `atomic_fetch_andnot(NOHZ_KICK_MASK | NOHZ_NEWILB_KICK)` (nohz_csd_func):
+    /// consumes every pending bit and returns them.
+    #[inline]
+    pub(crate) fn take_for_csd(&self) -> NohzFlags {
+        let clear = NohzFlags::KICK_MASK | NohzFlags::NEWILB;
+        NohzFlags::from_bits_retain(
+            self.0
+                .fetch_and(!clear.bits(), NOHZ_CSD_FETCH_ANDNOT.ordering()),
+        )
+    }
+
+    /// `atomic_or(NOHZ_NEWILB_KICK)` on the owning CPU (nohz_newidle_balance). Relaxed: nothing
+    /// is published through NEWILB (spec §6 O8).
+    #[inline]
+    pub(crate) fn request_newilb(&self) {
+        self.0.fetch_or(NohzFlags::NEWILB.bits(), Relaxed);
+    }
+
+    /// `atomic_fetch_andnot(NOHZ_NEWILB_KICK)` on the owning CPU (nohz_run_idle_balance).
+    ///
+    /// Relaxed, although the kernel's RMW is fully ordered: this consumer leaves the kick bits
+    /// alone and consumes no kicker's data (only `nohz_csd_func`'s AcqRel RMW does), and the
+    /// STATS pass it may start carries its own fence (O1). Spec §6 O8.
+    #[inline]
+    pub(crate) fn take_newilb(&self) -> NohzFlags {
+        NohzFlags::from_bits_retain(self.0.fetch_and(!NohzFlags::NEWILB.bits(), Relaxed))
+    }
+}
+
+impl Default for AtomicNohzFlags {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Sentinel for "no CPU" in the per-rq LLC leader field.
+const NO_CPU: u32 = u32::MAX;
+
+/// Fields read remotely on hot paths; written by the kernel on this CPU.
+#[derive(Debug)]
+struct Hot {
+    nr_running: AtomicU32,
+    ttwu_pending: AtomicBool,
+    curr_is_idle: AtomicBool,
+    h_nr_runnable: AtomicU32,
+    cpu_capacity: AtomicU64,
+    misfit_task_load: AtomicU64,
+}
+
+/// Fields remote CPUs write: the kick word and the csd it guards.
+#[derive(Debug)]
+struct Kick {
+    nohz_flags: AtomicNohzFlags,
+    csd_busy: AtomicBool,
+}
+
+/// NOHZ bookkeeping: this CPU's, and the ILB's on its behalf.
+#[derive(Debug)]
+struct Nohz {
+    nohz_tick_stopped: AtomicBool,
+    has_blocked_load: AtomicBool,
+    last_blocked_load_update_tick: AtomicUsize,
+    next_balance: AtomicUsize,
+    idle_balance: AtomicBool,
+    nohz_idle_balance: AtomicU32,
+    avg_idle: AtomicU64,
+    // Domain facts, rebuilt with the topology (the kernel's RCU-published domain pointers).
+    has_domain: AtomicBool,
+    llc_leader: AtomicU32,
+    nohz_idle: AtomicBool,
+}
+
+/// The NOHZ view of one CPU's runqueue (`struct rq`).
+///
+/// The crate reads the scheduler's fields and writes the NOHZ ones; the embedding kernel keeps
+/// the scheduler's fields current with the `set_*` methods (each a relaxed store, as the
+/// kernel's plain writes are).
+#[doc(alias = "rq")]
+#[derive(Debug)]
+pub struct Rq {
+    hot: CachePadded<Hot>,
+    kick: CachePadded<Kick>,
+    nohz: CachePadded<Nohz>,
+}
+
+impl Rq {
+    crate::maybe_const_fn! {
+        /// A runqueue running its idle task with nothing queued, full capacity, no domain
+        /// facts yet (the topology build fills them in).
+        pub fn new() -> Self {
+            Rq {
+                hot: CachePadded::new(Hot {
+                    nr_running: AtomicU32::new(0),
+                    ttwu_pending: AtomicBool::new(false),
+                    curr_is_idle: AtomicBool::new(true),
+                    h_nr_runnable: AtomicU32::new(0),
+                    cpu_capacity: AtomicU64::new(crate::platform::SCHED_CAPACITY_SCALE),
+                    misfit_task_load: AtomicU64::new(0),
+                }),
+                kick: CachePadded::new(Kick {
+                    nohz_flags: AtomicNohzFlags::new(),
+                    csd_busy: AtomicBool::new(false),
+                }),
+                nohz: CachePadded::new(Nohz {
+                    nohz_tick_stopped: AtomicBool::new(false),
+                    has_blocked_load: AtomicBool::new(false),
+                    last_blocked_load_update_tick: AtomicUsize::new(0),
+                    next_balance: AtomicUsize::new(0),
+                    idle_balance: AtomicBool::new(false),
+                    nohz_idle_balance: AtomicU32::new(0),
+                    avg_idle: AtomicU64::new(0),
+                    has_domain: AtomicBool::new(false),
+                    llc_leader: AtomicU32::new(NO_CPU),
+                    nohz_idle: AtomicBool::new(false),
+                }),
+            }
+        }
+    }
+
+    /// `idle_cpu(cpu)`: the idle task is current, nothing is runnable and no remote wakeup is
+    /// queued (spec §2.5). Three racy reads, in the kernel's order, stopping at the first
+    /// that says busy.
+    #[inline]
+    pub fn idle_cpu(&self) -> bool {
+        self.hot.curr_is_idle.load(Relaxed)
+            && self.hot.nr_running.load(Relaxed) == 0
+            && !self.hot.ttwu_pending.load(Relaxed)
+    }
+
+    // ---- the scheduler's fields, kept current by the kernel ----
+
+    /// `rq->nr_running`.
+    pub fn nr_running(&self) -> u32 {
+        self.hot.nr_running.load(Relaxed)
+    }
+    /// Sets `rq->nr_running`.
+    pub fn set_nr_running(&self, n: u32) {
+        self.hot.nr_running.store(n, Relaxed);
+    }
+    /// `rq->ttwu_pending`.
+    pub fn ttwu_pending(&self) -> bool {
+        self.hot.ttwu_pending.load(Relaxed)
+    }
+    /// Sets `rq->ttwu_pending`.
+    pub fn set_ttwu_pending(&self, pending: bool) {
+        self.hot.ttwu_pending.store(pending, Relaxed);
+    }
+    /// Whether the idle task is current (`rq->curr == rq->idle`).
+    pub fn curr_is_idle(&self) -> bool {
+        self.hot.curr_is_idle.load(Relaxed)
+    }
+    /// Sets whether the idle task is current.
+    pub fn set_curr_is_idle(&self, idle: bool) {
+        self.hot.curr_is_idle.store(idle, Relaxed);
+    }
+    /// `rq->cfs.h_nr_runnable`.
+    pub fn h_nr_runnable(&self) -> u32 {
+        self.hot.h_nr_runnable.load(Relaxed)
+    }
+    /// Sets `rq->cfs.h_nr_runnable`.
+    pub fn set_h_nr_runnable(&self, n: u32) {
+        self.hot.h_nr_runnable.store(n, Relaxed);
+    }
+    /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
+    pub fn cpu_capacity(&self) -> u64 {
+        self.hot.cpu_capacity.load(Relaxed)
+    }
+    /// Sets `rq->cpu_capacity`.
+    pub fn set_cpu_capacity(&self, capacity: u64) {
+        self.hot.cpu_capacity.store(capacity, Relaxed);
+    }
+    /// `rq->misfit_task_load`: nonzero when the current task does not fit this CPU.
+    pub fn misfit_task_load(&self) -> u64 {
+        self.hot.misfit_task_load.load(Relaxed)
+    }
+    /// Sets `rq->misfit_task_load`.
+    pub fn set_misfit_task_load(&self, load: u64) {
+        self.hot.misfit_task_load.store(load, Relaxed);
+    }
+    /// `rq->avg_idle` in nanoseconds.
+    pub fn avg_idle(&self) -> u64 {
+        self.nohz.avg_idle.load(Relaxed)
+    }
+    /// Sets `rq->avg_idle`.
+    pub fn set_avg_idle(&self, ns: u64) {
+        self.nohz.avg_idle.store(ns, Relaxed);
+    }
+    /// `rq->next_balance`: this runqueue's next periodic balance.
+    pub fn next_balance(&self) -> Jiffies {
+        Jiffies::new(self.nohz.next_balance.load(Relaxed))
+    }
+    /// Sets `rq->next_balance` (the crate does it after each balance pass it runs).
+    pub fn set_next_balance(&self, at: Jiffies) {
+        self.nohz.next_balance.store(at.get(), Relaxed);
+    }
+
+    // ---- NOHZ fields, owned by the crate; readable for tests and reports ----
+
+    /// `rq->nohz_flags`.
+    pub fn nohz_flags(&self) -> &AtomicNohzFlags {
+        &self.kick.nohz_flags
+    }
+    /// `rq->nohz_tick_stopped`: this CPU is registered in `nohz.idle_cpus_mask`.
+    pub fn nohz_tick_stopped(&self) -> bool {
+        self.nohz.nohz_tick_stopped.load(Relaxed)
+    }
+    pub(crate) fn set_nohz_tick_stopped(&self, stopped: bool) {
+        self.nohz.nohz_tick_stopped.store(stopped, Relaxed);
+    }
+    /// `rq->has_blocked_load`.
+    pub fn has_blocked_load(&self) -> bool {
+        self.nohz.has_blocked_load.load(Relaxed)
+    }
+    pub(crate) fn set_has_blocked_load(&self, blocked: bool) {
+        self.nohz.has_blocked_load.store(blocked, Relaxed);
+    }
+    /// `rq->last_blocked_load_update_tick`.
+    pub fn last_blocked_load_update_tick(&self) -> Jiffies {
+        Jiffies::new(self.nohz.last_blocked_load_update_tick.load(Relaxed))
+    }
+    pub(crate) fn set_last_blocked_load_update_tick(&self, at: Jiffies) {
+        self.nohz
+            .last_blocked_load_update_tick
+            .store(at.get(), Relaxed);
+    }
+    /// `rq->idle_balance`: the `idle_cpu()` snapshot taken by the tick or the csd handler.
+    pub fn idle_balance(&self) -> bool {
+        self.nohz.idle_balance.load(Relaxed)
+    }
+    pub(crate) fn set_idle_balance(&self, idle: bool) {
+        self.nohz.idle_balance.store(idle, Relaxed);
+    }
+    /// `rq->nohz_idle_balance`: the flags handed from the csd handler to the softirq.
+    pub fn nohz_idle_balance(&self) -> NohzFlags {
+        NohzFlags::from_bits_retain(self.nohz.nohz_idle_balance.load(Relaxed))
+    }
+    pub(crate) fn set_nohz_idle_balance(&self, flags: NohzFlags) {
+        self.nohz.nohz_idle_balance.store(flags.bits(), Relaxed);
+    }
+    /// Whether the csd is queued or its handler not yet started (`CSD_FLAG_LOCK`).
+    pub fn csd_busy(&self) -> bool {
+        self.kick.csd_busy.load(Relaxed)
+    }
+    /// `csd_lock`: true if this call took the csd (it was free). Relaxed: the owner reached
+    /// here through the AcqRel `fetch_or` that read the handler's release of the bits, which
+    /// the handler issued after freeing the csd (spec §6 O3).
+    pub(crate) fn csd_lock(&self) -> bool {
+        !self.kick.csd_busy.swap(true, Relaxed)
+    }
+    /// `csd_unlock`: frees the csd; its handler does this before running the callback.
+    pub(crate) fn csd_unlock(&self) -> bool {
+        self.kick.csd_busy.swap(false, Relaxed)
+    }
+    /// Whether this CPU has a base scheduling domain (`rq->sd != NULL`).
+    pub fn has_sched_domain(&self) -> bool {
+        self.nohz.has_domain.load(Relaxed)
+    }
+    /// The lowest CPU of this CPU's LLC domain (`sd_llc_id`), as an index, if it has one.
+    pub fn llc_leader(&self) -> Option<usize> {
+        let leader = self.nohz.llc_leader.load(Relaxed);
+        (leader != NO_CPU).then_some(leader as usize)
+    }
+    /// `sd_llc->nohz_idle`: this CPU is counted as not busy in its LLC.
+    pub fn nohz_idle(&self) -> bool {
+        self.nohz.nohz_idle.load(Relaxed)
+    }
+    pub(crate) fn set_nohz_idle(&self, idle: bool) {
+        self.nohz.nohz_idle.store(idle, Relaxed);
+    }
+    /// Installs rebuilt domain facts; `nohz_idle` starts at 0 as in a fresh domain.
+    pub(crate) fn set_domains(&self, has_domain: bool, llc_leader: Option<usize>) {
+        self.nohz.has_domain.store(has_domain, Relaxed);
+        self.nohz
+            .llc_leader
+            .store(llc_leader.map_or(NO_CPU, |l| l as u32), Relaxed);
+        self.nohz.nohz_idle.store(false, Relaxed);
+    }
+}
+
+impl Default for Rq {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(all(test, not(nohz_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_cpu_needs_all_three() {
+        let rq = Rq::new();
+        assert!(rq.idle_cpu());
+        rq.set_nr_running(1);
+        assert!(!rq.idle_cpu());
+        rq.set_nr_running(0);
+        rq.set_ttwu_pending(true);
+        assert!(!rq.idle_cpu());
+        rq.set_ttwu_pending(false);
+        rq.set_curr_is_idle(false);
+        assert!(!rq.idle_cpu());
+        rq.set_curr_is_idle(true);
+        assert!(rq.idle_cpu());
+    }
+
+    #[test]
+    fn flag_values_match_the_kernel() {
+        assert_eq!(NohzFlags::BALANCE.bits(), 0x1);
+        assert_eq!(NohzFlags::STATS.bits(), 0x2);
+        assert_eq!(NohzFlags::NEWILB.bits(), 0x4);
+        assert_eq!(NohzFlags::NEXT.bits(), 0x8);
+        assert_eq!(NohzFlags::KICK_MASK.bits(), 0xB);
+    }
+
+    #[test]
+    fn kick_word_operations() {
+        let f = AtomicNohzFlags::new();
+        f.request_newilb();
+        assert_eq!(f.kick(NohzFlags::STATS), NohzFlags::NEWILB);
+        assert_eq!(f.kick(NohzFlags::NEXT), NohzFlags::NEWILB | NohzFlags::STATS);
+        assert_eq!(
+            f.take_newilb(),
+            NohzFlags::NEWILB | NohzFlags::STATS | NohzFlags::NEXT
+        );
+        assert_eq!(f.load(), NohzFlags::STATS | NohzFlags::NEXT);
+        f.request_newilb();
+        assert_eq!(
+            f.take_for_csd(),
+            NohzFlags::STATS | NohzFlags::NEXT | NohzFlags::NEWILB
+        );
+        assert_eq!(f.load(), NohzFlags::empty());
+    }
+
+    #[test]
+    fn hot_kick_and_nohz_groups_sit_on_separate_lines() {
+        let rq = Rq::new();
+        let line = core::mem::align_of::<CachePadded<u8>>();
+        let hot = &*rq.hot as *const Hot as usize;
+        let kick = &*rq.kick as *const Kick as usize;
+        let nohz = &*rq.nohz as *const Nohz as usize;
+        assert!(hot / line != kick / line && kick / line != nohz / line && hot / line != nohz / line);
+        assert_eq!(core::mem::size_of::<Rq>() % line, 0);
+    }
+}
