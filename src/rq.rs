@@ -395,7 +395,10 @@ mod tests {
         let f = AtomicNohzFlags::new();
         f.request_newilb();
         assert_eq!(f.kick(NohzFlags::STATS), NohzFlags::NEWILB);
-        assert_eq!(f.kick(NohzFlags::NEXT), NohzFlags::NEWILB | NohzFlags::STATS);
+        assert_eq!(
+            f.kick(NohzFlags::NEXT),
+            NohzFlags::NEWILB | NohzFlags::STATS
+        );
         assert_eq!(
             f.take_newilb(),
             NohzFlags::NEWILB | NohzFlags::STATS | NohzFlags::NEXT
@@ -416,7 +419,9 @@ mod tests {
         let hot = &*rq.hot as *const Hot as usize;
         let kick = &*rq.kick as *const Kick as usize;
         let nohz = &*rq.nohz as *const Nohz as usize;
-        assert!(hot / line != kick / line && kick / line != nohz / line && hot / line != nohz / line);
+        assert!(
+            hot / line != kick / line && kick / line != nohz / line && hot / line != nohz / line
+        );
         assert_eq!(core::mem::size_of::<Rq>() % line, 0);
     }
 }

@@ -71,7 +71,8 @@ pub(crate) use atomic_array;
 macro_rules! per_cpu_array {
     ($init:expr; $n:expr) => {{
         #[cfg(not(nohz_loom))]
-        let per_cpu = $crate::PerCpu::from_padded([const { crossbeam_utils::CachePadded::new($init) }; $n]);
+        let per_cpu =
+            $crate::PerCpu::from_padded([const { crossbeam_utils::CachePadded::new($init) }; $n]);
         #[cfg(nohz_loom)]
         let per_cpu = $crate::PerCpu::from_fn(|_| $init);
         per_cpu

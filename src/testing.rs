@@ -90,6 +90,10 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     blocked_remains: Vec<AtomicBool>,
     balance_interval: AtomicUsize,
     this_cpu: AtomicU32,
+    arch_capacity: AtomicUsize,
+    imbalance_pct: AtomicU32,
+    asym_priority: Vec<AtomicU32>,
+    asym_cpucapacity: AtomicBool,
     newidle_pulls: AtomicBool,
     newidle_deadline: AtomicUsize,
     newidle_has_deadline: AtomicBool,
@@ -110,6 +114,10 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             blocked_remains: per_cpu(false),
             balance_interval: AtomicUsize::new(4),
             this_cpu: AtomicU32::new(NONE),
+            arch_capacity: AtomicUsize::new(crate::platform::SCHED_CAPACITY_SCALE as usize),
+            imbalance_pct: AtomicU32::new(117),
+            asym_priority: (0..N).map(|_| AtomicU32::new(NONE)).collect(),
+            asym_cpucapacity: AtomicBool::new(false),
             newidle_pulls: AtomicBool::new(false),
             newidle_deadline: AtomicUsize::new(0),
             newidle_has_deadline: AtomicBool::new(false),
@@ -153,6 +161,23 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             let leader = cpu.index() / size.max(1) * size.max(1);
             self.set_llc(cpu, self.nr.cpu(leader).ok());
         }
+    }
+
+    /// Every CPU's `arch_scale_cpu_capacity` and base domain's `imbalance_pct`.
+    pub fn set_capacity(&self, arch_capacity: u64, imbalance_pct: u32) {
+        self.arch_capacity.store(arch_capacity as usize, Relaxed);
+        self.imbalance_pct.store(imbalance_pct, Relaxed);
+    }
+
+    /// Puts `cpu` in the machine-wide asym-packing domain with `priority` (higher is preferred),
+    /// or takes it out.
+    pub fn set_asym_packing(&self, cpu: CpuId<N>, priority: Option<u32>) {
+        self.asym_priority[cpu.index()].store(priority.unwrap_or(NONE), Relaxed);
+    }
+
+    /// Gives every CPU an asymmetric-capacity domain, or none.
+    pub fn set_asym_cpucapacity(&self, asym: bool) {
+        self.asym_cpucapacity.store(asym, Relaxed);
     }
 
     /// What [`CpuState::this_cpu`] answers.
@@ -251,7 +276,26 @@ impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
         self.domain[cpu.index()].load(Relaxed)
     }
     fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>> {
-        self.nr.cpu(self.llc[cpu.index()].load(Relaxed) as usize).ok()
+        self.nr
+            .cpu(self.llc[cpu.index()].load(Relaxed) as usize)
+            .ok()
+    }
+    fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
+        self.arch_capacity.load(Relaxed) as u64
+    }
+    fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
+        self.imbalance_pct.load(Relaxed)
+    }
+    fn has_asym_packing(&self, cpu: CpuId<N>) -> bool {
+        self.asym_priority[cpu.index()].load(Relaxed) != NONE
+    }
+    fn asym_prefers(&self, dst: CpuId<N>, src: CpuId<N>) -> bool {
+        let prio = |c: CpuId<N>| self.asym_priority[c.index()].load(Relaxed);
+        let (d, s) = (prio(dst), prio(src));
+        d != NONE && s != NONE && d > s
+    }
+    fn has_asym_cpucapacity(&self, _cpu: CpuId<N>) -> bool {
+        self.asym_cpucapacity.load(Relaxed)
     }
 }
 

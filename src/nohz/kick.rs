@@ -155,8 +155,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if rq.nr_running() >= 2 {
             return Some(balance);
         }
-        if rq.has_sched_domain() && rq.h_nr_runnable() >= 1 && check_cpu_capacity(rq, cpu, plat)
-        {
+        if rq.has_sched_domain() && rq.h_nr_runnable() >= 1 && check_cpu_capacity(rq, cpu, plat) {
             return Some(balance);
         }
         if plat.has_asym_packing(cpu)
@@ -238,8 +237,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let rq = self.rq(cpu);
         // O3: AcqRel fetch_andnot (NOHZ_CSD_FETCH_ANDNOT), pairs with kick_ilb's fetch_or.
         let flags = rq.nohz_flags().take_for_csd();
-        self.warn_at(cpu)
-            .warn_on(!flags.intersects(NohzFlags::KICK_MASK), Warning::CsdWithoutKick);
+        self.warn_at(cpu).warn_on(
+            !flags.intersects(NohzFlags::KICK_MASK),
+            Warning::CsdWithoutKick,
+        );
         let idle = rq.idle_cpu();
         rq.set_idle_balance(idle);
         if idle {
@@ -268,4 +269,35 @@ fn check_cpu_capacity<Pl: Platform<N>, const N: usize>(
 #[inline(never)]
 fn nobody_tickless<const N: usize>() -> KickDecision<N> {
     KickDecision::EmptyMask
+}
+
+#[cfg(all(test, not(nohz_loom)))]
+mod tests {
+    use crate::nohz::KickOutcome;
+    use crate::testing::HostPlatform;
+    use crate::{Jiffies, Machine, NohzFlags, NrCpuIds, Patched, Warning};
+
+    /// A handler that consumed the bits without freeing the csd (the order the protocol
+    /// forbids) leaves the next owner a busy csd: counted, no IPI.
+    #[test]
+    fn a_busy_csd_is_counted_not_sent() {
+        let p = HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0));
+        let m = Machine::<Patched, 4, 1>::new();
+        let nr = m.init(4, &p).unwrap();
+        let (c0, c3) = (nr.cpu(0).unwrap(), nr.cpu(3).unwrap());
+        m.enter_idle(c3, &p);
+        assert_eq!(m.kick_ilb(c0, NohzFlags::STATS, &p), KickOutcome::Sent(c3));
+        m.rq(c3).nohz_flags().take_for_csd();
+        assert_eq!(
+            m.kick_ilb(c0, NohzFlags::STATS, &p),
+            KickOutcome::CsdBusy(c3)
+        );
+        assert_eq!(m.warnings().on_cpu(c0), 1);
+        assert_eq!(m.warnings().of_kind(Warning::CsdBusy), 1);
+        assert_eq!(p.ipis().len(), 1);
+        // The dying-CPU flush clears both, so the CPU's next life starts clean.
+        m.cpu_dying(c3, &p);
+        assert!(!m.rq(c3).csd_busy());
+        assert_eq!(m.rq(c3).nohz_flags().load(), NohzFlags::empty());
+    }
 }

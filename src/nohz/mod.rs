@@ -236,14 +236,17 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// Boot: fixes `nr_cpu_ids`, makes every CPU a housekeeping CPU (clear the NO_HZ_FULL ones
     /// afterwards through [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
-    /// `nohz.next_blocked` and each rq's `next_balance` to now (`init_sched_fair_class`), and
+    /// `nohz.next_blocked` (`init_sched_fair_class`) and each rq's `next_balance` and
+    /// `last_blocked_load_update_tick` (`sched_init`) to now, and
     /// builds the per-LLC state from the platform's topology. Refused, changing nothing, for a
     /// count of 0 or above `N`, an inconsistent topology, or a second call.
     #[doc(alias = "init_sched_fair_class")]
     pub fn init<Pl: Platform<N>>(&self, nr: usize, plat: &Pl) -> Result<NrCpuIds<N>, InitError> {
         let have = self.nr_cpu_ids().get();
         if have != 0 {
-            return Err(InitError::Cpus(CpuError::AlreadyInitialised { nr_cpu_ids: have }));
+            return Err(InitError::Cpus(CpuError::AlreadyInitialised {
+                nr_cpu_ids: have,
+            }));
         }
         let nr_ids = NrCpuIds::<N>::new(nr).map_err(InitError::Cpus)?;
         self.check_topology(nr_ids, plat)
@@ -252,7 +255,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let now = plat.jiffies();
         for (cpu, rq) in self.rqs.iter(nr_ids) {
             self.housekeeping.set(cpu);
+            // sched_init: both start at boot time.
             rq.set_next_balance(now);
+            rq.set_last_blocked_load_update_tick(now);
         }
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);

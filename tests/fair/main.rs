@@ -1,0 +1,130 @@
+//! fair.c NOHZ paths, one module per kernel function, each branch exercised for both policies
+//! where they differ. Every test drives the real `Machine` with the recording `HostPlatform`
+//! and a clock that starts 20 ticks before the jiffies wrap.
+
+mod hotplug;
+mod kick_ilb;
+mod nohz_balance_enter_idle;
+mod nohz_balance_exit_idle;
+mod nohz_balancer_kick;
+mod nohz_csd_func;
+mod nohz_idle_balance;
+mod nohz_newidle_balance;
+mod nohz_run_idle_balance;
+mod sched_tick;
+mod seed_000;
+
+use nohz::nohz::KickDecision;
+use nohz::testing::{Event, HostPlatform};
+use nohz::{CpuId, Jiffies, Machine, NrCpuIds, Policy};
+
+pub const N: usize = 8;
+pub type Plat = HostPlatform<N>;
+pub const START: usize = usize::MAX - 20;
+
+/// A machine and its platform.
+pub struct World<P: Policy> {
+    pub m: Machine<P, N, 1>,
+    pub p: Plat,
+}
+
+impl<P: Policy> World<P> {
+    /// `nr` CPUs in one LLC, all housekeeping, all idle, clock at `START`.
+    pub fn new(nr: usize) -> Self {
+        let p = Plat::new(NrCpuIds::new(nr).unwrap(), Jiffies::new(START));
+        let m = Machine::new();
+        m.init(nr, &p).unwrap();
+        World { m, p }
+    }
+
+    /// Same, with LLCs of `size` CPUs.
+    pub fn with_llcs(nr: usize, size: usize) -> Self {
+        let w = Self::new(nr);
+        w.p.set_llc_size(size);
+        w.m.rebuild_sched_domains(&w.p).unwrap();
+        w
+    }
+
+    pub fn cpu(&self, i: usize) -> CpuId<N> {
+        self.m.cpu(i).unwrap()
+    }
+
+    /// CPU `i` runs `n` tasks (n >= 1).
+    pub fn busy(&self, i: usize, n: u32) {
+        let rq = self.m.rq(self.cpu(i));
+        rq.set_curr_is_idle(false);
+        rq.set_nr_running(n);
+        rq.set_h_nr_runnable(n);
+    }
+
+    /// CPU `i` runs its idle task with nothing queued.
+    pub fn idle(&self, i: usize) {
+        let rq = self.m.rq(self.cpu(i));
+        rq.set_curr_is_idle(true);
+        rq.set_nr_running(0);
+        rq.set_h_nr_runnable(0);
+    }
+
+    /// CPU `i` goes idle and stops its tick: `nohz_balance_enter_idle`.
+    pub fn enter(&self, i: usize) {
+        self.idle(i);
+        self.m.enter_idle(self.cpu(i), &self.p);
+    }
+
+    /// A scheduler tick on CPU `i`.
+    pub fn tick(&self, i: usize) -> Option<KickDecision<N>> {
+        self.m.sched_tick(self.cpu(i), &self.p)
+    }
+
+    pub fn now(&self) -> Jiffies {
+        self.p.clock().get()
+    }
+
+    pub fn advance(&self, ticks: usize) {
+        self.p.clock().advance(ticks);
+    }
+
+    /// The idle mask as indices.
+    pub fn mask(&self) -> Vec<usize> {
+        self.m
+            .nohz()
+            .idle_cpus_mask()
+            .iter(self.m.nr_cpu_ids())
+            .map(|c| c.index())
+            .collect()
+    }
+
+    pub fn ipis(&self) -> Vec<(usize, usize)> {
+        self.p
+            .ipis()
+            .into_iter()
+            .map(|(f, t)| (f.index(), t.index()))
+            .collect()
+    }
+
+    pub fn events(&self) -> Vec<Event<N>> {
+        self.p.events()
+    }
+
+    pub fn warnings(&self) -> u64 {
+        self.m.warnings().total(self.m.nr_cpu_ids())
+    }
+
+    /// The LLC busy count of CPU `i`'s LLC.
+    pub fn busy_count(&self, i: usize) -> i32 {
+        self.m.llc_nr_busy_cpus(self.cpu(i)).unwrap()
+    }
+}
+
+/// Runs a generic test body for both policies.
+#[macro_export]
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod patched {
+            $(#[test] fn $name() { super::$name::<nohz::Patched>() })*
+        }
+        mod legacy {
+            $(#[test] fn $name() { super::$name::<nohz::Legacy>() })*
+        }
+    };
+}

@@ -1,0 +1,99 @@
+//! `nohz_balance_enter_idle`: every early return, the registration, the idempotent path.
+
+use crate::{World, both};
+use nohz::{Legacy, Patched, Policy, Warning};
+
+fn registers_and_leaves_the_llc_busy_count<P: Policy>() {
+    let w = World::<P>::new(4);
+    assert_eq!(w.busy_count(0), 4);
+    w.enter(2);
+    let rq = w.m.rq(w.cpu(2));
+    assert_eq!(w.mask(), [2]);
+    assert!(rq.nohz_tick_stopped() && rq.has_blocked_load() && rq.nohz_idle());
+    assert!(w.m.nohz().needs_update() && w.m.nohz().has_blocked_load());
+    assert_eq!(w.busy_count(0), 3);
+    assert_eq!(w.warnings(), 0);
+}
+
+fn inactive_cpu_does_nothing_at_all<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_active(w.cpu(1), false);
+    w.enter(1);
+    let rq = w.m.rq(w.cpu(1));
+    assert!(!rq.has_blocked_load() && !rq.nohz_tick_stopped());
+    assert!(w.mask().is_empty());
+    assert!(!w.m.nohz().has_blocked_load() && !w.m.nohz().needs_update());
+    assert_eq!(w.busy_count(0), 4);
+}
+
+fn isolated_cpu_sets_only_its_own_blocked_load<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_sched_domain(w.cpu(3), false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.enter(3);
+    let rq = w.m.rq(w.cpu(3));
+    assert!(rq.has_blocked_load(), "set before the null-domain return");
+    assert!(!rq.nohz_tick_stopped() && w.mask().is_empty());
+    assert!(
+        !w.m.nohz().has_blocked_load(),
+        "nohz.has_blocked_load is untouched on the null-domain return"
+    );
+    assert_eq!(w.m.nohz().nr_cpus(), 0);
+}
+
+fn idempotent_path_only_refreshes_blocked_load<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.enter(1);
+    // An ILB pass cleared the flags since.
+    w.m.idle_balance_pass(
+        w.cpu(1),
+        nohz::NohzFlags::STATS | nohz::NohzFlags::NEXT,
+        &w.p,
+    );
+    w.advance(1);
+    let rq = w.m.rq(w.cpu(1));
+    assert!(!w.m.nohz().needs_update());
+    let counter = w.m.nohz().nr_cpus();
+    w.m.enter_idle(w.cpu(1), &w.p);
+    assert!(rq.has_blocked_load() && w.m.nohz().has_blocked_load());
+    assert!(
+        !w.m.nohz().needs_update(),
+        "needs_update is for the transition only"
+    );
+    assert_eq!(w.busy_count(0), 3, "not counted idle twice");
+    assert_eq!(w.m.nohz().nr_cpus(), counter, "not counted tickless twice");
+    assert_eq!(w.mask(), [1]);
+}
+
+fn acting_for_another_cpu_warns_then_proceeds<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_this_cpu(Some(w.cpu(0)));
+    w.enter(2);
+    assert_eq!(w.m.warnings().on_cpu(w.cpu(2)), 1);
+    assert_eq!(w.m.warnings().of_kind(Warning::WrongCpu), 1);
+    assert_eq!(w.mask(), [2], "the kernel warns and carries on");
+    w.p.set_this_cpu(Some(w.cpu(3)));
+    w.enter(3);
+    assert_eq!(w.warnings(), 1, "on its own CPU: no warning");
+}
+
+both!(
+    registers_and_leaves_the_llc_busy_count,
+    inactive_cpu_does_nothing_at_all,
+    isolated_cpu_sets_only_its_own_blocked_load,
+    idempotent_path_only_refreshes_blocked_load,
+    acting_for_another_cpu_warns_then_proceeds,
+);
+
+#[test]
+fn only_legacy_counts_nr_cpus() {
+    let legacy = World::<Legacy>::new(4);
+    let patched = World::<Patched>::new(4);
+    for i in [1, 2, 3] {
+        legacy.enter(i);
+        patched.enter(i);
+    }
+    assert_eq!(legacy.m.nohz().nr_cpus(), 3);
+    assert_eq!(patched.m.nohz().nr_cpus(), 0);
+    assert_eq!(legacy.mask(), patched.mask());
+}

@@ -1,0 +1,170 @@
+//! `nohz_balancer_kick`: the whole decision tree of spec §5.2.
+
+use crate::{World, both};
+use nohz::nohz::{KickDecision, KickOutcome};
+use nohz::{NohzFlags, Policy};
+
+const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
+
+fn kick<P: Policy>(w: &World<P>, cpu: usize) -> KickDecision<{ crate::N }> {
+    w.m.balancer_kick(w.cpu(cpu), &w.p)
+}
+
+/// Registered idle CPUs 2 and 3, busy CPUs 0 (`n` tasks) and 1; a STATS|NEXT pass done, so
+/// neither STATS (not due for 32 ticks) nor NEXT asks for a kick, and balancing is due now.
+fn setup<P: Policy>(n: u32) -> World<P> {
+    let w = World::<P>::new(4);
+    w.enter(2);
+    w.enter(3);
+    w.m.idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+    assert!(!w.m.nohz().needs_update());
+    assert_eq!(w.m.nohz().next_balance(), w.now());
+    w.busy(0, n);
+    w.busy(1, 1);
+    w.p.take_events();
+    w
+}
+
+fn tick_on_idle_cpu_returns_at_once<P: Policy>() {
+    let w = setup::<P>(1);
+    w.m.rq(w.cpu(2)).set_curr_is_idle(true);
+    w.tick(2);
+    assert_eq!(kick(&w, 2), KickDecision::IdleTick);
+    assert_eq!(w.mask(), [2, 3], "no exit on an idle tick");
+}
+
+fn first_busy_tick_exits_idle<P: Policy>() {
+    let w = setup::<P>(1);
+    w.busy(2, 1);
+    w.tick(2);
+    assert_eq!(w.mask(), [3]);
+    assert!(!w.m.rq(w.cpu(2)).nohz_tick_stopped());
+}
+
+fn two_tasks_ask_for_balance<P: Policy>() {
+    let w = setup::<P>(2);
+    let d = w.tick(0).unwrap();
+    assert_eq!(
+        d,
+        KickDecision::Kick {
+            flags: SB,
+            outcome: KickOutcome::Sent(w.cpu(2))
+        }
+    );
+    assert_eq!(w.ipis(), [(0, 2)]);
+}
+
+fn not_due_goes_to_out_without_balance<P: Policy>() {
+    let w = setup::<P>(2);
+    // Move nohz.next_balance 10 ticks ahead, as a NEXT pass does from the idle rqs' deadlines.
+    w.m.rq(w.cpu(3)).set_next_balance(w.now().add(10));
+    w.m.rq(w.cpu(2)).set_next_balance(w.now().add(10));
+    w.m.idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    assert_eq!(w.m.nohz().next_balance(), w.now().add(10));
+    assert_eq!(kick(&w, 0), KickDecision::NoFlags, "two tasks, but not due");
+    // With blocked load past its deadline, STATS still goes out while not due.
+    w.advance(40);
+    w.m.rq(w.cpu(2)).set_next_balance(w.now().add(10));
+    w.m.rq(w.cpu(3)).set_next_balance(w.now().add(10));
+    w.m.idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.advance(1);
+    assert!(w.m.nohz().has_blocked_load());
+    assert!(w.now().is_after(w.m.nohz().next_blocked()));
+    assert!(matches!(
+        kick(&w, 0),
+        KickDecision::Kick {
+            flags: NohzFlags::STATS,
+            ..
+        }
+    ));
+}
+
+fn needs_update_adds_next<P: Policy>() {
+    let w = setup::<P>(2);
+    w.enter(1);
+    assert!(w.m.nohz().needs_update());
+    assert!(
+        matches!(kick(&w, 0), KickDecision::Kick { flags, .. } if flags == SB | NohzFlags::NEXT)
+    );
+}
+
+fn lost_capacity_asks_for_balance<P: Policy>() {
+    let w = setup::<P>(1);
+    // Split the LLCs so the busy count does not decide.
+    w.p.set_llc_size(1);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert_eq!(
+        kick(&w, 0),
+        KickDecision::NoFlags,
+        "full capacity, one task"
+    );
+    // 1024 * 117 < 1024 * 100 is false; at 800: 800 * 117 = 93600 < 102400.
+    w.m.rq(w.cpu(0)).set_cpu_capacity(800);
+    assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
+    // BALANCE moved nohz.next_balance to the next jiffy: go there.
+    w.advance(1);
+    // Without a runnable CFS task the capacity test does not apply.
+    w.m.rq(w.cpu(0)).set_h_nr_runnable(0);
+    assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+    // Nor without a domain.
+    w.m.rq(w.cpu(0)).set_h_nr_runnable(1);
+    w.p.set_sched_domain(w.cpu(0), false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+    w.p.set_sched_domain(w.cpu(0), true);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
+}
+
+fn asym_packing_prefers_an_idle_cpu<P: Policy>() {
+    let w = setup::<P>(1);
+    w.p.set_llc_size(1);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.p.set_asym_packing(w.cpu(0), Some(5));
+    w.p.set_asym_packing(w.cpu(3), Some(4));
+    assert_eq!(
+        kick(&w, 0),
+        KickDecision::NoFlags,
+        "idle CPU 3 has lower priority"
+    );
+    w.p.set_asym_packing(w.cpu(2), Some(9));
+    assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
+}
+
+fn asym_capacity_kicks_only_for_misfit_and_skips_the_llc_test<P: Policy>() {
+    let w = setup::<P>(1);
+    assert_eq!(w.busy_count(0), 2, "CPUs 0 and 1 busy");
+    assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
+    let w2 = setup::<P>(1);
+    w2.p.set_asym_cpucapacity(true);
+    assert_eq!(
+        kick(&w2, 0),
+        KickDecision::NoFlags,
+        "LLC busy count not consulted"
+    );
+    w2.m.rq(w2.cpu(0)).set_misfit_task_load(10);
+    assert!(matches!(kick(&w2, 0), KickDecision::Kick { flags: SB, .. }));
+}
+
+fn llc_busy_count_decides_last<P: Policy>() {
+    let w = setup::<P>(1);
+    assert_eq!(w.busy_count(0), 2);
+    assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
+    let w = setup::<P>(1);
+    w.enter(1);
+    w.m.idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    assert_eq!(w.busy_count(0), 1, "only CPU 0 busy");
+    assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+}
+
+both!(
+    tick_on_idle_cpu_returns_at_once,
+    first_busy_tick_exits_idle,
+    two_tasks_ask_for_balance,
+    not_due_goes_to_out_without_balance,
+    needs_update_adds_next,
+    lost_capacity_asks_for_balance,
+    asym_packing_prefers_an_idle_cpu,
+    asym_capacity_kicks_only_for_misfit_and_skips_the_llc_test,
+    llc_busy_count_decides_last,
+);

@@ -1,0 +1,127 @@
+//! `sched_balance_newidle`'s NOHZ-visible effects and `nohz_newidle_balance`.
+
+use crate::{World, both};
+use nohz::nohz::SCHED_MIGRATION_COST_NS;
+use nohz::platform::NewidleOutcome;
+use nohz::testing::Event;
+use nohz::{NohzFlags, Policy};
+
+/// CPU 3 about to go idle with a long expected idle; blocked load pending and due.
+fn setup<P: Policy>() -> World<P> {
+    let w = World::<P>::new(4);
+    w.enter(1);
+    w.advance(1);
+    let rq = w.m.rq(w.cpu(3));
+    rq.set_avg_idle(SCHED_MIGRATION_COST_NS);
+    rq.set_misfit_task_load(7);
+    w.p.take_events();
+    w
+}
+
+fn newilb<P: Policy>(w: &World<P>) -> bool {
+    w.m.rq(w.cpu(3))
+        .nohz_flags()
+        .load()
+        .contains(NohzFlags::NEWILB)
+}
+
+fn nothing_pulled_requests_a_local_refresh<P: Policy>() {
+    let w = setup::<P>();
+    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(newilb(&w));
+    assert_eq!(w.m.rq(w.cpu(3)).misfit_task_load(), 0);
+    assert_eq!(w.events(), [Event::NewidleBalance { cpu: w.cpu(3) }]);
+    assert!(w.ipis().is_empty(), "no IPI for NEWILB");
+}
+
+fn pulled_task_requests_nothing<P: Policy>() {
+    let w = setup::<P>();
+    w.p.set_newidle_outcome(NewidleOutcome {
+        pulled_task: true,
+        next_balance: None,
+    });
+    assert!(w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(!newilb(&w));
+}
+
+fn short_idle_or_nothing_blocked_or_not_due_requests_nothing<P: Policy>() {
+    let w = setup::<P>();
+    w.m.rq(w.cpu(3)).set_avg_idle(SCHED_MIGRATION_COST_NS - 1);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(!newilb(&w), "expected idle too short");
+
+    let w = setup::<P>();
+    // A STATS pass clears the flag (nothing left) and moves next_blocked 32 ticks on.
+    w.m.idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    assert!(!w.m.nohz().has_blocked_load());
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(!newilb(&w), "no blocked load anywhere");
+
+    let w = setup::<P>();
+    w.p.set_blocked_load_remains(w.cpu(1), true);
+    w.m.idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    assert!(w.m.nohz().has_blocked_load());
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(!newilb(&w), "refresh not due before next_blocked");
+    w.advance(31);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(!newilb(&w), "one tick before next_blocked");
+    w.advance(1);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(newilb(&w), "at next_blocked the refresh is due");
+}
+
+fn wakeup_pending_or_inactive_returns_after_clearing_misfit<P: Policy>() {
+    let w = setup::<P>();
+    w.m.rq(w.cpu(3)).set_ttwu_pending(true);
+    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert_eq!(w.m.rq(w.cpu(3)).misfit_task_load(), 0);
+    assert!(!newilb(&w) && w.events().is_empty());
+
+    let w = setup::<P>();
+    w.p.set_active(w.cpu(3), false);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(!newilb(&w) && w.events().is_empty());
+}
+
+fn isolated_cpu_skips_the_walk_but_still_requests<P: Policy>() {
+    let w = setup::<P>();
+    w.p.set_sched_domain(w.cpu(3), false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert!(w.events().is_empty(), "no domain walk");
+    assert!(newilb(&w));
+}
+
+fn next_balance_is_pulled_in<P: Policy>() {
+    let w = setup::<P>();
+    let rq = w.m.rq(w.cpu(3));
+    rq.set_next_balance(w.now().add(5000));
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(rq.next_balance(), w.now().add(1000), "jiffies + HZ");
+    w.p.set_newidle_outcome(NewidleOutcome {
+        pulled_task: false,
+        next_balance: Some(w.now().add(12)),
+    });
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(
+        rq.next_balance(),
+        w.now().add(12),
+        "an earlier domain deadline"
+    );
+    w.p.set_newidle_outcome(NewidleOutcome {
+        pulled_task: false,
+        next_balance: Some(w.now().add(50)),
+    });
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(rq.next_balance(), w.now().add(12), "never pushed out");
+}
+
+both!(
+    nothing_pulled_requests_a_local_refresh,
+    pulled_task_requests_nothing,
+    short_idle_or_nothing_blocked_or_not_due_requests_nothing,
+    wakeup_pending_or_inactive_returns_after_clearing_misfit,
+    isolated_cpu_skips_the_walk_but_still_requests,
+    next_balance_is_pulled_in,
+);

@@ -1,0 +1,52 @@
+//! `sched_tick` -> `sched_balance_trigger` glue.
+
+use crate::{World, both};
+use nohz::Policy;
+use nohz::nohz::KickDecision;
+use nohz::testing::Event;
+
+fn snapshot_of_idle_cpu_is_taken_each_tick<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.enter(1);
+    assert_eq!(w.tick(1), Some(KickDecision::IdleTick));
+    assert!(w.m.rq(w.cpu(1)).idle_balance());
+    assert_eq!(w.mask(), [1], "a tick on an idle CPU does not exit");
+    w.busy(1, 1);
+    assert!(matches!(w.tick(1), Some(d) if d != KickDecision::IdleTick));
+    assert!(!w.m.rq(w.cpu(1)).idle_balance());
+    assert!(w.mask().is_empty());
+}
+
+fn own_balance_due_raises_the_softirq<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.busy(0, 1);
+    w.m.rq(w.cpu(0)).set_next_balance(w.now().add(2));
+    w.tick(0);
+    assert!(!w.events().contains(&Event::Softirq { cpu: w.cpu(0) }));
+    w.advance(2);
+    w.tick(0);
+    assert!(w.events().contains(&Event::Softirq { cpu: w.cpu(0) }));
+}
+
+fn no_domain_or_inactive_stops_the_trigger<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.enter(1);
+    w.busy(1, 1);
+    w.p.set_sched_domain(w.cpu(1), false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert_eq!(w.tick(1), None);
+    assert_eq!(w.mask(), [1], "no kick, so no exit either");
+    assert!(w.events().is_empty());
+
+    let w = World::<P>::new(4);
+    w.busy(2, 1);
+    w.p.set_active(w.cpu(2), false);
+    assert_eq!(w.tick(2), None);
+    assert!(w.events().is_empty());
+}
+
+both!(
+    snapshot_of_idle_cpu_is_taken_each_tick,
+    own_balance_due_raises_the_softirq,
+    no_domain_or_inactive_stops_the_trigger,
+);
