@@ -20,7 +20,7 @@ use crate::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
 use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
 
 /// One action the crate asked the platform to perform.
@@ -98,6 +98,21 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     newidle_deadline: AtomicUsize,
     newidle_has_deadline: AtomicBool,
     log: Mutex<Vec<Event<N>>>,
+    ipi_hook: Mutex<IpiHook<N>>,
+}
+
+/// A callback run after an IPI is recorded (e.g. to wake the target's thread).
+#[derive(Clone, Default)]
+struct IpiHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>, CpuId<N>) + Send + Sync>>);
+
+impl<const N: usize> core::fmt::Debug for IpiHook<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Some(<hook>)"
+        } else {
+            "None"
+        })
+    }
 }
 
 impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
@@ -122,6 +137,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             newidle_deadline: AtomicUsize::new(0),
             newidle_has_deadline: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
+            ipi_hook: Mutex::new(IpiHook(None)),
         }
     }
 
@@ -205,6 +221,13 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         self.balance_interval.store(ticks, Relaxed);
     }
 
+    /// Runs `deliver(from, to)` after each IPI is recorded: the harness and loom models use it
+    /// to wake the target CPU's thread, which then calls the crate's csd entry point.
+    pub fn on_ipi(&self, deliver: impl Fn(CpuId<N>, CpuId<N>) + Send + Sync + 'static) {
+        *self.ipi_hook.lock().unwrap_or_else(PoisonError::into_inner) =
+            IpiHook(Some(Arc::new(deliver)));
+    }
+
     fn record(&self, event: Event<N>) {
         self.log
             .lock()
@@ -262,6 +285,15 @@ impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
 impl<const N: usize, const HZ: u32> Ipi<N> for HostPlatform<N, HZ> {
     fn send_nohz_ipi(&self, from: CpuId<N>, to: CpuId<N>) {
         self.record(Event::Ipi { from, to });
+        // Clone the hook out first: it may block or yield (a loom unpark), never under the lock.
+        let hook = self
+            .ipi_hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(deliver) = hook.0 {
+            deliver(from, to);
+        }
     }
 }
 
