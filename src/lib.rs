@@ -59,6 +59,8 @@ extern crate std;
 
 pub mod cpu;
 pub mod cpumask;
+pub mod idle_loop;
+pub mod irqtime;
 pub mod jiffies;
 pub mod nohz;
 pub mod platform;
@@ -68,6 +70,7 @@ pub mod static_key;
 pub mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tick_sched;
 pub mod warn;
 
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
@@ -79,6 +82,7 @@ pub use platform::Platform;
 pub use policy::{Legacy, Patched, Policy};
 pub use rq::{NohzFlags, Rq};
 pub use static_key::{StaticKey, StaticKeyError};
+pub use tick_sched::{TickSched, TsFlags};
 pub use warn::{WarnSink, Warning, Warnings};
 
 /// Compile-time layout checks: every shared object fills whole `CachePadded` lines, whatever

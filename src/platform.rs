@@ -196,3 +196,155 @@ impl<T, const N: usize> Platform<N> for T where
     T: Clock + CpuState<N> + Ipi<N> + Softirq<N> + Topology<N> + Balance<N>
 {
 }
+
+/// `KTIME_MAX`: "never" on the tick side's nanosecond clock.
+pub const KTIME_MAX: u64 = i64::MAX as u64;
+
+/// `NSEC_PER_SEC`.
+pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// `TICK_NSEC` for a clock of `hz` ticks per second: the tick period in nanoseconds, rounded to
+/// the nearest nanosecond.
+#[doc(alias = "TICK_NSEC")]
+pub const fn tick_nsec(hz: u32) -> u64 {
+    let hz = if hz == 0 { 1 } else { hz as u64 };
+    (NSEC_PER_SEC + hz / 2) / hz
+}
+
+/// Softirq numbers (`enum { HI_SOFTIRQ, ... }`), as bits of
+/// [`TickHardware::local_softirq_pending`].
+pub mod softirq {
+    /// `TIMER_SOFTIRQ`.
+    pub const TIMER: u32 = 1 << 1;
+    /// `IRQ_POLL_SOFTIRQ`.
+    pub const IRQ_POLL: u32 = 1 << 5;
+    /// `SCHED_SOFTIRQ`.
+    pub const SCHED: u32 = 1 << 7;
+    /// `HRTIMER_SOFTIRQ`.
+    pub const HRTIMER: u32 = 1 << 8;
+    /// `RCU_SOFTIRQ`.
+    pub const RCU: u32 = 1 << 9;
+    /// `SOFTIRQ_HOTPLUG_SAFE_MASK`: softirqs a CPU going down may leave pending and still stop
+    /// its tick.
+    #[doc(alias = "SOFTIRQ_HOTPLUG_SAFE_MASK")]
+    pub const HOTPLUG_SAFE_MASK: u32 = TIMER | IRQ_POLL | HRTIMER | RCU;
+}
+
+/// The timer hardware and timekeeping facts tick-sched needs (spec §7). Times are `u64`
+/// nanoseconds of the monotonic clock; [`KTIME_MAX`] is "never".
+pub trait TickHardware<const N: usize> {
+    /// `ktime_get()`: now.
+    fn ktime_get(&self) -> u64;
+
+    /// `get_jiffies_update()`: jiffies and the time of its last update, read consistently.
+    #[doc(alias = "get_jiffies_update")]
+    fn jiffies_update(&self) -> (Jiffies, u64);
+
+    /// `tick_do_update_jiffies64(now)`: catch jiffies up to `now` (the timekeeper's job; any
+    /// CPU waking from a long idle may do it).
+    #[doc(alias = "tick_do_update_jiffies64")]
+    fn update_jiffies(&self, now: u64);
+
+    /// Something needs `cpu`'s tick in the next period: RCU, the architecture, irq_work, or a
+    /// pending timer softirq.
+    fn cpu_needs_tick(&self, cpu: CpuId<N>) -> bool;
+
+    /// `get_next_timer_interrupt(basej, basem)`: the next timer expiry on `cpu` (the timer
+    /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`].
+    #[doc(alias = "get_next_timer_interrupt")]
+    fn next_timer_interrupt(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> u64;
+
+    /// `timer_base_try_to_set_idle()` for a tick not yet stopped: `Some(next expiry)` if the
+    /// timer base went idle, `None` if it refused (a timer is due), which keeps the tick.
+    fn timer_base_try_to_set_idle(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> Option<u64>;
+
+    /// `timer_clear_idle()`: the timer base is busy again.
+    fn timer_clear_idle(&self, cpu: CpuId<N>);
+
+    /// `timekeeping_max_deferment()`: how long timekeeping may go without a tick.
+    fn timekeeping_max_deferment(&self) -> u64;
+
+    /// Programs `cpu`'s sched timer (the one-shot tick) to fire at `expires`.
+    fn program_tick(&self, cpu: CpuId<N>, expires: u64);
+
+    /// Cancels `cpu`'s sched timer (a stopped tick with nothing to wake for).
+    fn cancel_tick(&self, cpu: CpuId<N>);
+
+    /// `hrtimer_get_expires(&ts->sched_timer)`: when `cpu`'s sched timer is set to fire.
+    fn tick_expiry(&self, cpu: CpuId<N>) -> u64;
+
+    /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits.
+    fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32;
+
+    /// `cpu_online(cpu)`.
+    fn cpu_online(&self, cpu: CpuId<N>) -> bool;
+
+    /// The tick dependencies of the task running on `cpu` and its signal group
+    /// (`current->tick_dep_mask | current->signal->tick_dep_mask`).
+    fn task_tick_dependencies(&self, _cpu: CpuId<N>) -> u32 {
+        0
+    }
+
+    /// `vtime_accounting_enabled_this_cpu()`: idle time is accounted by vtime, not ticks.
+    #[doc(alias = "vtime_accounting_enabled_this_cpu")]
+    fn vtime_accounting(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
+
+    /// `account_idle_ticks(ticks)` on `cpu`.
+    fn account_idle_ticks(&self, _cpu: CpuId<N>, _ticks: usize) {}
+
+    /// `nr_iowait_cpu(cpu) > 0`: idle time counts as iowait.
+    fn in_iowait(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
+
+    /// The first stop of `cpu`'s tick: `calc_load_nohz_start()`, `quiet_vmstat()`.
+    fn tick_stopped(&self, _cpu: CpuId<N>) {}
+
+    /// `cpu`'s tick restarts: `calc_load_nohz_stop()`, `touch_softlockup_watchdog_sched()`.
+    fn tick_restarted(&self, _cpu: CpuId<N>) {}
+}
+
+/// Everything the tick-side paths need.
+pub trait TickPlatform<const N: usize>: Platform<N> + TickHardware<N> {}
+impl<T, const N: usize> TickPlatform<N> for T where T: Platform<N> + TickHardware<N> {}
+
+/// The idle loop's hooks into the architecture and cpuidle (`do_idle`, `cpuidle_idle_call`).
+pub trait IdleHooks<const N: usize> {
+    /// The CPU must poll instead of sleeping (`cpu_idle_force_poll`, or the tick broadcast
+    /// expired).
+    fn idle_poll(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
+
+    /// `cpu_idle_poll()`: spin with interrupts on until `need_resched` or an interrupt.
+    #[doc(alias = "cpu_idle_poll")]
+    fn poll_idle(&self, cpu: CpuId<N>);
+
+    /// The cpuidle governor's choice: `None` when there is no cpuidle driver (default idle),
+    /// `Some(stop_tick)` otherwise (`cpuidle_select`).
+    fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
+        None
+    }
+
+    /// Enters the chosen idle state and returns after the next interrupt (whose handling, irq
+    /// entry and exit included, the platform runs through the crate's entry points).
+    fn enter_idle_state(&self, cpu: CpuId<N>);
+
+    /// `cpuhp_report_idle_dead()` / `arch_cpu_idle_dead()`: `cpu` went offline in the idle loop.
+    #[doc(alias = "cpuhp_report_idle_dead")]
+    fn report_idle_dead(&self, cpu: CpuId<N>);
+}
+
+/// Everything the idle loop driver needs.
+pub trait IdlePlatform<const N: usize>: TickPlatform<N> + IdleHooks<N> {}
+impl<T, const N: usize> IdlePlatform<N> for T where T: TickPlatform<N> + IdleHooks<N> {}
+
+/// A context that may sleep (process context, IRQs and preemption on): what the kernel's
+/// `static_branch_disable()` requires.
+///
+/// Implement it only for a type of your own that exists only in such contexts (a work item's
+/// or a late initcall's context handle). The crate asks for one where the kernel must not be in
+/// atomic context, as seed 003 made `disable_sched_clock_irqtime()` require.
+pub trait MaySleep {}

@@ -17,9 +17,10 @@ extern crate std;
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::jiffies::{Jiffies, JiffiesCell};
 use crate::platform::{
-    Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleOutcome,
+    Softirq, TickHardware, Topology, tick_nsec,
 };
-use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Ordering::Relaxed};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
 
@@ -68,10 +69,64 @@ pub enum Event<const N: usize> {
     },
     /// [`CpuState::synchronize_rcu`].
     SynchronizeRcu,
+    /// [`TickHardware::program_tick`].
+    ProgramTick {
+        /// The CPU whose sched timer was set.
+        cpu: CpuId<N>,
+        /// When it fires (ns).
+        expires: u64,
+    },
+    /// [`TickHardware::cancel_tick`].
+    CancelTick {
+        /// The CPU whose sched timer was cancelled.
+        cpu: CpuId<N>,
+    },
+    /// [`TickHardware::account_idle_ticks`].
+    IdleTicks {
+        /// The CPU.
+        cpu: CpuId<N>,
+        /// Ticks accounted.
+        ticks: usize,
+    },
+    /// [`IdleHooks::enter_idle_state`].
+    IdleState {
+        /// The CPU that idled.
+        cpu: CpuId<N>,
+    },
+    /// [`IdleHooks::poll_idle`].
+    PollIdle {
+        /// The CPU that polled.
+        cpu: CpuId<N>,
+    },
+    /// [`IdleHooks::report_idle_dead`].
+    IdleDead {
+        /// The CPU reported dead.
+        cpu: CpuId<N>,
+    },
+}
+
+/// A context that may sleep, for tests (`MaySleep`): the tests play the kernel's late
+/// initcalls and work items.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TestSleepable;
+impl MaySleep for TestSleepable {}
+
+/// The cpuidle governor's behaviour in [`HostPlatform`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Governor {
+    /// No cpuidle driver: default idle, the tick always goes through the stop path.
+    None,
+    /// A governor that asks to stop the tick.
+    StopTick,
+    /// A governor that keeps the tick (a short expected idle).
+    RetainTick,
 }
 
 /// "None" in the per-CPU CPU-id tables.
 const NONE: u32 = u32::MAX;
+
+/// Where the host's monotonic clock starts: 1 ms, so no time is 0.
+pub const START_NS: u64 = 1_000_000;
 
 /// A recording platform for `N`-CPU machines at `HZ` ticks per second.
 ///
@@ -99,6 +154,42 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     newidle_has_deadline: AtomicBool,
     log: Mutex<Vec<Event<N>>>,
     ipi_hook: Mutex<IpiHook<N>>,
+    tick: TickState,
+    idle_hook: Mutex<IdleHook<N>>,
+}
+
+/// The host's timer hardware and timekeeping.
+#[derive(Debug)]
+struct TickState {
+    now: AtomicU64,
+    last_jiffies_update: AtomicU64,
+    max_deferment: AtomicU64,
+    online: Vec<AtomicBool>,
+    needs_tick: Vec<AtomicBool>,
+    next_timer: Vec<AtomicU64>,
+    base_refuses_idle: Vec<AtomicBool>,
+    base_idle: Vec<AtomicBool>,
+    tick_expiry: Vec<AtomicU64>,
+    softirq_pending: Vec<AtomicU32>,
+    task_deps: Vec<AtomicU32>,
+    vtime: Vec<AtomicBool>,
+    iowait: Vec<AtomicBool>,
+    idle_poll: AtomicBool,
+    governor: AtomicU32,
+}
+
+/// A callback run inside each idle state (interrupts arriving, in tests and the harness).
+#[derive(Clone, Default)]
+struct IdleHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>) + Send + Sync>>);
+
+impl<const N: usize> core::fmt::Debug for IdleHook<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Some(<hook>)"
+        } else {
+            "None"
+        })
+    }
 }
 
 /// A callback run after an IPI is recorded (e.g. to wake the target's thread).
@@ -138,6 +229,26 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             newidle_has_deadline: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
             ipi_hook: Mutex::new(IpiHook(None)),
+            tick: TickState {
+                now: AtomicU64::new(START_NS),
+                last_jiffies_update: AtomicU64::new(START_NS),
+                max_deferment: AtomicU64::new(10 * crate::platform::NSEC_PER_SEC),
+                online: per_cpu(true),
+                needs_tick: per_cpu(false),
+                next_timer: (0..N).map(|_| AtomicU64::new(KTIME_MAX)).collect(),
+                base_refuses_idle: per_cpu(false),
+                base_idle: per_cpu(false),
+                tick_expiry: (0..N)
+                    .map(|_| AtomicU64::new(START_NS + tick_nsec(HZ)))
+                    .collect(),
+                softirq_pending: (0..N).map(|_| AtomicU32::new(0)).collect(),
+                task_deps: (0..N).map(|_| AtomicU32::new(0)).collect(),
+                vtime: per_cpu(false),
+                iowait: per_cpu(false),
+                idle_poll: AtomicBool::new(false),
+                governor: AtomicU32::new(0),
+            },
+            idle_hook: Mutex::new(IdleHook(None)),
         }
     }
 
@@ -219,6 +330,111 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// How many ticks after a balance pass the balanced runqueue's next one is due.
     pub fn set_balance_interval(&self, ticks: usize) {
         self.balance_interval.store(ticks, Relaxed);
+    }
+
+    // ---- tick side ----
+
+    /// The monotonic clock (ns), without touching jiffies.
+    pub fn set_time_ns(&self, now: u64) {
+        self.tick.now.store(now, Relaxed);
+    }
+
+    /// The monotonic clock (ns).
+    pub fn time_ns(&self) -> u64 {
+        self.tick.now.load(Relaxed)
+    }
+
+    /// Moves the clock `ns` on and lets the timekeeper catch jiffies up, as its tick would.
+    pub fn advance_time_ns(&self, ns: u64) {
+        let now = self.time_ns().saturating_add(ns);
+        self.set_time_ns(now);
+        self.update_jiffies(now);
+    }
+
+    /// Marks `cpu` online or offline.
+    pub fn set_online(&self, cpu: CpuId<N>, online: bool) {
+        self.tick.online[cpu.index()].store(online, Relaxed);
+    }
+
+    /// Whether RCU, the architecture or irq_work need `cpu`'s tick.
+    pub fn set_needs_tick(&self, cpu: CpuId<N>, needs: bool) {
+        self.tick.needs_tick[cpu.index()].store(needs, Relaxed);
+    }
+
+    /// `cpu`'s next timer expiry (ns; `KTIME_MAX` for none).
+    pub fn set_next_timer(&self, cpu: CpuId<N>, at: u64) {
+        self.tick.next_timer[cpu.index()].store(at, Relaxed);
+    }
+
+    /// Whether `cpu`'s timer base refuses to go idle (keeping the tick).
+    pub fn set_timer_base_refuses_idle(&self, cpu: CpuId<N>, refuses: bool) {
+        self.tick.base_refuses_idle[cpu.index()].store(refuses, Relaxed);
+    }
+
+    /// Whether `cpu`'s timer base is marked idle.
+    pub fn timer_base_idle(&self, cpu: CpuId<N>) -> bool {
+        self.tick.base_idle[cpu.index()].load(Relaxed)
+    }
+
+    /// Pending softirqs on `cpu` ([`softirq`](crate::platform::softirq) bits).
+    pub fn set_softirq_pending(&self, cpu: CpuId<N>, bits: u32) {
+        self.tick.softirq_pending[cpu.index()].store(bits, Relaxed);
+    }
+
+    /// The running task's tick dependencies on `cpu`.
+    pub fn set_task_tick_dependencies(&self, cpu: CpuId<N>, bits: u32) {
+        self.tick.task_deps[cpu.index()].store(bits, Relaxed);
+    }
+
+    /// Whether vtime accounts `cpu` (NO_HZ_FULL CPUs usually).
+    pub fn set_vtime_accounting(&self, cpu: CpuId<N>, vtime: bool) {
+        self.tick.vtime[cpu.index()].store(vtime, Relaxed);
+    }
+
+    /// Whether `cpu`'s idle time counts as iowait.
+    pub fn set_iowait(&self, cpu: CpuId<N>, iowait: bool) {
+        self.tick.iowait[cpu.index()].store(iowait, Relaxed);
+    }
+
+    /// `timekeeping_max_deferment()`.
+    pub fn set_max_deferment(&self, ns: u64) {
+        self.tick.max_deferment.store(ns, Relaxed);
+    }
+
+    /// Whether idle must poll.
+    pub fn set_idle_poll(&self, poll: bool) {
+        self.tick.idle_poll.store(poll, Relaxed);
+    }
+
+    /// The cpuidle governor's behaviour.
+    pub fn set_governor(&self, governor: Governor) {
+        let code = match governor {
+            Governor::None => 0,
+            Governor::StopTick => 1,
+            Governor::RetainTick => 2,
+        };
+        self.tick.governor.store(code, Relaxed);
+    }
+
+    /// Runs `during(cpu)` inside each idle state and poll (an interrupt arriving). Without a
+    /// hook the idle state returns at once with `need_resched` set, ending the idle loop.
+    pub fn on_idle(&self, during: impl Fn(CpuId<N>) + Send + Sync + 'static) {
+        *self
+            .idle_hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = IdleHook(Some(Arc::new(during)));
+    }
+
+    fn idle_event(&self, cpu: CpuId<N>) {
+        let hook = self
+            .idle_hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match hook.0 {
+            Some(during) => during(cpu),
+            None => self.set_need_resched(cpu, true),
+        }
     }
 
     /// Runs `deliver(from, to)` after each IPI is recorded: the harness and loom models use it
@@ -352,6 +568,107 @@ impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
                 .load(Relaxed)
                 .then(|| Jiffies::new(self.newidle_deadline.load(Relaxed))),
         }
+    }
+}
+
+impl<const N: usize, const HZ: u32> TickHardware<N> for HostPlatform<N, HZ> {
+    fn ktime_get(&self) -> u64 {
+        self.time_ns()
+    }
+    fn jiffies_update(&self) -> (Jiffies, u64) {
+        (
+            self.jiffies.get(),
+            self.tick.last_jiffies_update.load(Relaxed),
+        )
+    }
+    fn update_jiffies(&self, now: u64) {
+        let period = tick_nsec(HZ);
+        let last = self.tick.last_jiffies_update.load(Relaxed);
+        if now < last.saturating_add(period) {
+            return;
+        }
+        let ticks = (now - last) / period;
+        self.jiffies.advance(ticks as usize);
+        self.tick
+            .last_jiffies_update
+            .store(last + ticks * period, Relaxed);
+    }
+    fn cpu_needs_tick(&self, cpu: CpuId<N>) -> bool {
+        self.tick.needs_tick[cpu.index()].load(Relaxed)
+    }
+    fn next_timer_interrupt(&self, cpu: CpuId<N>, _basej: Jiffies, _basem: u64) -> u64 {
+        self.tick.next_timer[cpu.index()].load(Relaxed)
+    }
+    fn timer_base_try_to_set_idle(
+        &self,
+        cpu: CpuId<N>,
+        _basej: Jiffies,
+        _basem: u64,
+    ) -> Option<u64> {
+        if self.tick.base_refuses_idle[cpu.index()].load(Relaxed) {
+            return None;
+        }
+        self.tick.base_idle[cpu.index()].store(true, Relaxed);
+        Some(self.tick.next_timer[cpu.index()].load(Relaxed))
+    }
+    fn timer_clear_idle(&self, cpu: CpuId<N>) {
+        self.tick.base_idle[cpu.index()].store(false, Relaxed);
+    }
+    fn timekeeping_max_deferment(&self) -> u64 {
+        self.tick.max_deferment.load(Relaxed)
+    }
+    fn program_tick(&self, cpu: CpuId<N>, expires: u64) {
+        self.tick.tick_expiry[cpu.index()].store(expires, Relaxed);
+        self.record(Event::ProgramTick { cpu, expires });
+    }
+    fn cancel_tick(&self, cpu: CpuId<N>) {
+        self.tick.tick_expiry[cpu.index()].store(KTIME_MAX, Relaxed);
+        self.record(Event::CancelTick { cpu });
+    }
+    fn tick_expiry(&self, cpu: CpuId<N>) -> u64 {
+        self.tick.tick_expiry[cpu.index()].load(Relaxed)
+    }
+    fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32 {
+        self.tick.softirq_pending[cpu.index()].load(Relaxed)
+    }
+    fn cpu_online(&self, cpu: CpuId<N>) -> bool {
+        self.tick.online[cpu.index()].load(Relaxed)
+    }
+    fn task_tick_dependencies(&self, cpu: CpuId<N>) -> u32 {
+        self.tick.task_deps[cpu.index()].load(Relaxed)
+    }
+    fn vtime_accounting(&self, cpu: CpuId<N>) -> bool {
+        self.tick.vtime[cpu.index()].load(Relaxed)
+    }
+    fn account_idle_ticks(&self, cpu: CpuId<N>, ticks: usize) {
+        self.record(Event::IdleTicks { cpu, ticks });
+    }
+    fn in_iowait(&self, cpu: CpuId<N>) -> bool {
+        self.tick.iowait[cpu.index()].load(Relaxed)
+    }
+}
+
+impl<const N: usize, const HZ: u32> IdleHooks<N> for HostPlatform<N, HZ> {
+    fn idle_poll(&self, _cpu: CpuId<N>) -> bool {
+        self.tick.idle_poll.load(Relaxed)
+    }
+    fn poll_idle(&self, cpu: CpuId<N>) {
+        self.record(Event::PollIdle { cpu });
+        self.idle_event(cpu);
+    }
+    fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
+        match self.tick.governor.load(Relaxed) {
+            1 => Some(true),
+            2 => Some(false),
+            _ => None,
+        }
+    }
+    fn enter_idle_state(&self, cpu: CpuId<N>) {
+        self.record(Event::IdleState { cpu });
+        self.idle_event(cpu);
+    }
+    fn report_idle_dead(&self, cpu: CpuId<N>) {
+        self.record(Event::IdleDead { cpu });
     }
 }
 

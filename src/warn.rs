@@ -39,11 +39,25 @@ pub enum Warning {
     /// and the call is silently lost; the ownership rule of `nohz_flags` makes this
     /// unreachable, so the crate counts it where the kernel is silent.
     CsdBusy,
+    /// `tick_nohz_idle_enter` / `tick_nohz_idle_exit` found a next-event computation still
+    /// cached (`WARN_ON_ONCE(ts->timer_expires_base)`).
+    CachedNextEvent,
+    /// `tick_nohz_idle_exit` ran outside the idle section
+    /// (`WARN_ON_ONCE(!tick_sched_flag_test(ts, TS_FLAG_INIDLE))`).
+    IdleExitOutsideIdle,
+    /// `can_stop_idle_tick` on an offline CPU (`WARN_ON_ONCE(cpu_is_offline(cpu))`).
+    OfflineCpuIdle,
+    /// `can_stop_idle_tick` with NO_HZ_FULL CPUs and no timekeeper
+    /// (`WARN_ON_ONCE(tick_cpu == TICK_DO_TIMER_NONE)`).
+    NoTimekeeper,
+    /// `tick_nohz_stop_tick` found the tick stopped at the expiry it wants, but the sched timer
+    /// set elsewhere (the kernel's `WARN_ONCE` before reprogramming).
+    TickNotProgrammed,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 8] = [
+    pub const ALL: [Warning; 13] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -52,6 +66,11 @@ impl Warning {
         Warning::CsdWithoutKick,
         Warning::BalanceWithoutStats,
         Warning::CsdBusy,
+        Warning::CachedNextEvent,
+        Warning::IdleExitOutsideIdle,
+        Warning::OfflineCpuIdle,
+        Warning::NoTimekeeper,
+        Warning::TickNotProgrammed,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -66,6 +85,11 @@ impl Warning {
             Warning::CsdWithoutKick => 5,
             Warning::BalanceWithoutStats => 6,
             Warning::CsdBusy => 7,
+            Warning::CachedNextEvent => 8,
+            Warning::IdleExitOutsideIdle => 9,
+            Warning::OfflineCpuIdle => 10,
+            Warning::NoTimekeeper => 11,
+            Warning::TickNotProgrammed => 12,
         }
     }
 }

@@ -36,11 +36,14 @@ pub use kick::{KickDecision, KickOutcome};
 
 use crate::cpu::{CpuError, CpuId, NrCpuIds, NrCpuIdsCell, PerCpu};
 use crate::cpumask::CpuMask;
+use crate::irqtime::IrqTime;
 use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::rq::Rq;
+use crate::static_key::StaticKey;
 use crate::sync::{AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed};
+use crate::tick_sched::TickSched;
 use crate::warn::{WarnAt, WarnSink, Warning, Warnings};
 use core::fmt;
 use core::marker::PhantomData;
@@ -48,16 +51,17 @@ use crossbeam_utils::CachePadded;
 
 /// The `nohz` scalars: one line, as the kernel's struct has them.
 #[derive(Debug)]
-struct Scalars {
+pub(crate) struct Scalars {
     /// `Legacy` only: `atomic_t nr_cpus`, removed by seed 000.
     nr_cpus: AtomicU32,
     has_blocked_load: AtomicU32,
     needs_update: AtomicU32,
     next_balance: AtomicUsize,
     next_blocked: AtomicUsize,
-    /// Where `Legacy`'s plain `sched_clock_irqtime` flag lands in this line (seed 003); the
-    /// tick-sched and irqtime code makes it a real flag.
-    _legacy_irqtime_slot: u32,
+    /// `Legacy` only: the plain `int sched_clock_irqtime` that shared this line before seed
+    /// 003 made it a static key (read on every interrupt, beside words written on every idle
+    /// entry and exit).
+    pub(crate) legacy_irqtime: AtomicU32,
 }
 
 /// The `nohz` global of fair.c: the idle mask on lines of its own, the scalars on a line of
@@ -66,7 +70,7 @@ struct Scalars {
 #[derive(Debug)]
 pub struct Nohz<const W: usize> {
     idle_cpus_mask: CpuMask<W>,
-    scalars: CachePadded<Scalars>,
+    pub(crate) scalars: CachePadded<Scalars>,
 }
 
 impl<const W: usize> Nohz<W> {
@@ -81,7 +85,7 @@ impl<const W: usize> Nohz<W> {
                     needs_update: AtomicU32::new(0),
                     next_balance: AtomicUsize::new(0),
                     next_blocked: AtomicUsize::new(0),
-                    _legacy_irqtime_slot: 0,
+                    legacy_irqtime: AtomicU32::new(0),
                 }),
             }
         }
@@ -206,8 +210,22 @@ pub struct Machine<P: Policy, const N: usize, const W: usize> {
     nohz: Nohz<W>,
     rqs: PerCpu<Rq, N>,
     llcs: PerCpu<LlcShared, N>,
+    pub(crate) ticks: PerCpu<TickSched, N>,
+    pub(crate) nohz_full: CpuMask<W>,
+    pub(crate) tick_globals: CachePadded<TickGlobals>,
+    pub(crate) irqtime: PerCpu<IrqTime, N>,
+    pub(crate) sched_clock_irqtime: StaticKey,
     warnings: Warnings<N>,
     _policy: PhantomData<P>,
+}
+
+/// tick-sched's machine-wide words: read on every idle stop attempt, written rarely.
+#[derive(Debug)]
+pub(crate) struct TickGlobals {
+    /// `tick_do_timer_cpu` (`u32::MAX`: nobody).
+    pub(crate) do_timer_cpu: AtomicU32,
+    /// The global `tick_dep_mask`.
+    pub(crate) tick_dep_mask: AtomicU32,
 }
 
 struct Fits<const N: usize, const W: usize>;
@@ -228,6 +246,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 llcs: crate::sync::per_cpu_array!(
                     LlcShared { nr_busy_cpus: AtomicI32::new(0) }; N
                 ),
+                ticks: crate::sync::per_cpu_array!(TickSched::new(); N),
+                nohz_full: CpuMask::new(),
+                tick_globals: CachePadded::new(TickGlobals {
+                    do_timer_cpu: AtomicU32::new(u32::MAX),
+                    tick_dep_mask: AtomicU32::new(0),
+                }),
+                irqtime: crate::sync::per_cpu_array!(IrqTime::new(); N),
+                sched_clock_irqtime: StaticKey::new_false(),
                 warnings: Warnings::new(),
                 _policy: PhantomData,
             }
@@ -262,6 +288,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);
         self.apply_topology(nr_ids, plat);
+        // The boot CPU keeps time until it hands the duty off.
+        self.set_tick_do_timer_cpu(nr_ids.cpu(0).ok());
         Ok(nr_ids)
     }
 
@@ -312,13 +340,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         Some(self.llcs.get(leader))
     }
 
-    fn warn_at(&self, cpu: CpuId<N>) -> WarnAt<'_, N> {
+    pub(crate) fn warn_at(&self, cpu: CpuId<N>) -> WarnAt<'_, N> {
         self.warnings.at(cpu)
     }
 
     /// The kernel's "this runs on its own CPU" check: counts a warning against `cpu` when the
     /// platform says the caller is on another CPU; the path then carries on, as the kernel does.
-    fn check_on_cpu<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub(crate) fn check_on_cpu<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if let Some(me) = plat.this_cpu() {
             self.warn_at(cpu).warn_on(me != cpu, Warning::WrongCpu);
         }

@@ -1,0 +1,68 @@
+//! The idle loop's order (`do_idle`), as a driver generic over the platform.
+//!
+//! # Design
+//!
+//! `do_idle` is where the NOHZ pieces meet: the NEWILB blocked-load pass first
+//! (`nohz_run_idle_balance`), then the tick-idle section, a loop that stops or retains the tick
+//! around each idle state, and the exit. The architecture and cpuidle parts (polling, the
+//! governor's choice, the idle instruction, reporting a dead CPU) are
+//! [`IdleHooks`](crate::platform::IdleHooks); interrupts arrive inside
+//! [`IdleHooks::enter_idle_state`](crate::platform::IdleHooks::enter_idle_state), where the
+//! platform runs them through the crate's entry points (`tick_nohz_irq_enter`, the csd or timer
+//! handler, `tick_nohz_irq_exit`, the softirq).
+
+use crate::cpu::CpuId;
+use crate::nohz::Machine;
+use crate::platform::IdlePlatform;
+use crate::policy::Policy;
+
+/// Why [`Machine::do_idle`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleExit {
+    /// `need_resched()`: go and schedule.
+    Resched,
+    /// The CPU went offline inside the loop: it was reported dead (`cpuhp_report_idle_dead`)
+    /// without stopping the tick or leaving the idle section; the caller does not schedule.
+    CpuDead,
+}
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// `do_idle()` on `cpu`: `nohz_run_idle_balance`, `tick_nohz_idle_enter`, then until a
+    /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick)
+    /// or go through `cpuidle_idle_call`; finally `tick_nohz_idle_exit`.
+    pub fn do_idle<Pl: IdlePlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> IdleExit {
+        self.run_idle_balance(cpu, plat);
+        self.tick_nohz_idle_enter(cpu, plat);
+        while !plat.need_resched(cpu) {
+            if !plat.cpu_online(cpu) {
+                plat.report_idle_dead(cpu);
+                return IdleExit::CpuDead;
+            }
+            if plat.idle_poll(cpu) {
+                self.tick_nohz_idle_restart_tick(cpu, plat);
+                plat.poll_idle(cpu);
+            } else {
+                self.cpuidle_idle_call(cpu, plat);
+            }
+        }
+        self.tick_nohz_idle_exit(cpu, plat);
+        IdleExit::Resched
+    }
+
+    /// `cpuidle_idle_call()`: stop or retain the tick as cpuidle decides, then idle. Without a
+    /// cpuidle driver the tick always goes through the stop path; with one, an already-stopped
+    /// tick (say a NO_HZ_FULL CPU's) goes through it too, whatever the governor said.
+    fn cpuidle_idle_call<Pl: IdlePlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if plat.need_resched(cpu) {
+            return;
+        }
+        match plat.cpuidle_select(cpu) {
+            None => self.tick_nohz_idle_stop_tick(cpu, plat),
+            Some(stop_tick) if stop_tick || self.tick_nohz_tick_stopped(cpu) => {
+                self.tick_nohz_idle_stop_tick(cpu, plat)
+            }
+            Some(_) => self.tick_nohz_idle_retain_tick(cpu),
+        }
+        plat.enter_idle_state(cpu);
+    }
+}

@@ -1,0 +1,191 @@
+//! irq time accounting gated by `sched_clock_irqtime` (seed 003).
+//!
+//! # Design
+//!
+//! Every hardirq and softirq entry and exit calls `irqtime_account_irq`, which first asks
+//! `irqtime_enabled()`. Before seed 003 that read a plain `int` that happened to share a cache
+//! line with the `nohz` scalars, written on every idle entry and exit elsewhere: a coherence
+//! miss per interrupt. [`Patched`](crate::Patched) reads a [`StaticKey`](crate::StaticKey) on a
+//! line of its own (`likely`: one relaxed load that hits); [`Legacy`](crate::Legacy) keeps the
+//! plain flag *inside the `nohz` scalar line*, so the difference can be measured.
+//!
+//! The key is enabled when a fast enough sched_clock registers, from any context. Disabling
+//! may sleep in the kernel (`static_branch_disable` takes the hotplug lock and a mutex), so
+//! seed 003 moved it out of atomic context: it happens only in `sched_clock_init_late` (clock
+//! found unstable early) and in the work item queued when a stable clock turns unstable. The
+//! crate asks for a [`MaySleep`] context there, and disables only if still enabled (the merged
+//! version of the seed).
+//!
+//! Each CPU's [`IrqTime`] record is written only by its CPU with interrupts off; remote readers
+//! see each counter as of a recent moment.
+
+use crate::cpu::CpuId;
+use crate::nohz::Machine;
+use crate::platform::MaySleep;
+use crate::policy::Policy;
+use crate::sync::{AtomicU64, Ordering::Relaxed};
+
+/// Which context's time ends at an accounting call (`irq_count() - offset` in the kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IrqContext {
+    /// Task time (including idle): not irq time.
+    Task,
+    /// A hardirq handler: accounted as `CPUTIME_IRQ`.
+    Hardirq,
+    /// Softirq processing: accounted as `CPUTIME_SOFTIRQ`, unless it ran in this CPU's
+    /// ksoftirqd thread (then it is that task's time).
+    Softirq {
+        /// The softirqs ran in ksoftirqd.
+        in_ksoftirqd: bool,
+    },
+}
+
+/// One CPU's `struct irqtime` plus its irq and softirq cputime.
+#[doc(alias = "irqtime")]
+#[derive(Debug)]
+pub struct IrqTime {
+    irq_start_time: AtomicU64,
+    total: AtomicU64,
+    tick_delta: AtomicU64,
+    hardirq: AtomicU64,
+    softirq: AtomicU64,
+}
+
+impl IrqTime {
+    crate::maybe_const_fn! {
+        /// Nothing accounted yet.
+        pub fn new() -> Self {
+            IrqTime {
+                irq_start_time: AtomicU64::new(0),
+                total: AtomicU64::new(0),
+                tick_delta: AtomicU64::new(0),
+                hardirq: AtomicU64::new(0),
+                softirq: AtomicU64::new(0),
+            }
+        }
+    }
+
+    /// `irq_time_read(cpu)`: all irq and softirq time so far (ns).
+    #[doc(alias = "irq_time_read")]
+    pub fn total(&self) -> u64 {
+        self.total.load(Relaxed)
+    }
+
+    /// `kcpustat.cpustat[CPUTIME_IRQ]` from irqtime (ns).
+    pub fn hardirq(&self) -> u64 {
+        self.hardirq.load(Relaxed)
+    }
+
+    /// `kcpustat.cpustat[CPUTIME_SOFTIRQ]` from irqtime (ns).
+    pub fn softirq(&self) -> u64 {
+        self.softirq.load(Relaxed)
+    }
+
+    /// `irqtime->tick_delta`: irq time not yet folded into tick accounting (ns).
+    pub fn tick_delta(&self) -> u64 {
+        self.tick_delta.load(Relaxed)
+    }
+
+    /// When the current accounting period started (`irq_start_time`).
+    pub fn irq_start_time(&self) -> u64 {
+        self.irq_start_time.load(Relaxed)
+    }
+
+    // Owner-only: a load and a store, as the kernel's per-CPU `+=`.
+    fn add(counter: &AtomicU64, delta: u64) {
+        counter.store(counter.load(Relaxed).wrapping_add(delta), Relaxed);
+    }
+}
+
+impl Default for IrqTime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// `irqtime_enabled()`: `static_branch_likely(&sched_clock_irqtime)` under `Patched`; the
+    /// plain flag in the `nohz` line under `Legacy`.
+    #[inline(always)]
+    pub fn irqtime_enabled(&self) -> bool {
+        if P::IRQTIME_STATIC_KEY {
+            self.sched_clock_irqtime.likely()
+        } else {
+            self.nohz().scalars.legacy_irqtime.load(Relaxed) != 0
+        }
+    }
+
+    /// The `sched_clock_irqtime` key itself (`Patched`).
+    pub fn sched_clock_irqtime(&self) -> &crate::StaticKey {
+        &self.sched_clock_irqtime
+    }
+
+    /// `enable_sched_clock_irqtime()`: at sched_clock registration (boot; any context).
+    /// Idempotent.
+    pub fn enable_sched_clock_irqtime(&self) {
+        if P::IRQTIME_STATIC_KEY {
+            self.sched_clock_irqtime.enable(&self.warnings().cpu_less());
+        } else {
+            self.nohz().scalars.legacy_irqtime.store(1, Relaxed);
+        }
+    }
+
+    /// `disable_sched_clock_irqtime()`, only from a context that may sleep, and only if still
+    /// enabled (so repeating it costs nothing and never warns).
+    pub fn disable_sched_clock_irqtime(&self, _may_sleep: &impl MaySleep) {
+        if !self.irqtime_enabled() {
+            return;
+        }
+        if P::IRQTIME_STATIC_KEY {
+            self.sched_clock_irqtime
+                .disable(&self.warnings().cpu_less());
+        } else {
+            self.nohz().scalars.legacy_irqtime.store(0, Relaxed);
+        }
+    }
+
+    /// `sched_clock_init_late()`'s irqtime part (a late initcall, so it may sleep): a clock
+    /// found unstable before this point will never run the unstable-clock work, so irqtime is
+    /// disabled here.
+    pub fn sched_clock_init_late(&self, clock_stable_early: bool, ctx: &impl MaySleep) {
+        if !clock_stable_early {
+            self.disable_sched_clock_irqtime(ctx);
+        }
+    }
+
+    /// `__sched_clock_work()`'s irqtime part: the work item queued when a stable sched_clock
+    /// is declared unstable (process context) disables irqtime.
+    #[doc(alias = "__sched_clock_work")]
+    pub fn sched_clock_work(&self, ctx: &impl MaySleep) {
+        self.disable_sched_clock_irqtime(ctx);
+    }
+
+    /// `cpu`'s irq time record (`per_cpu(cpu_irqtime, cpu)`).
+    #[doc(alias = "cpu_irqtime")]
+    pub fn irqtime(&self, cpu: CpuId<N>) -> &IrqTime {
+        self.irqtime.get(cpu)
+    }
+
+    /// `irqtime_account_irq(curr, offset)` on `cpu` at `now` (`sched_clock_cpu`): charges the
+    /// time since the last call to the context that just `ended`, if it was a hardirq or
+    /// softirq (not one run by ksoftirqd). Nothing at all while irqtime is disabled.
+    #[inline]
+    pub fn irqtime_account_irq(&self, cpu: CpuId<N>, ended: IrqContext, now: u64) {
+        if !self.irqtime_enabled() {
+            return;
+        }
+        let t = self.irqtime(cpu);
+        let delta = now.wrapping_sub(t.irq_start_time.load(Relaxed));
+        IrqTime::add(&t.irq_start_time, delta);
+        let bucket = match ended {
+            IrqContext::Hardirq => &t.hardirq,
+            IrqContext::Softirq {
+                in_ksoftirqd: false,
+            } => &t.softirq,
+            IrqContext::Task | IrqContext::Softirq { in_ksoftirqd: true } => return,
+        };
+        IrqTime::add(bucket, delta);
+        IrqTime::add(&t.total, delta);
+        IrqTime::add(&t.tick_delta, delta);
+    }
+}

@@ -1,0 +1,692 @@
+//! tick-sched: the per-CPU tickless-idle state machine (`struct tick_sched`), with seed 001.
+//!
+//! # Design
+//!
+//! Each CPU's [`TickSched`] is written only by that CPU with interrupts off, as in the kernel
+//! (whose fields are plain, modified by non-atomic RMWs). Here every field is a `Relaxed`
+//! atomic: on x86 and arm64 that is a plain load or store, and it makes the racy remote reads
+//! (`tick_nohz_tick_stopped_cpu()`, idle-time statistics) defined. A remote reader gets each
+//! field as of some recent moment, not a consistent snapshot of several: [`TickSched::flags`]
+//! for "is the tick stopped", and [`TickSched::idle_sleeptime`] & co. for statistics, which can
+//! lag by one idle period.
+//!
+//! `TS_FLAG_STOPPED` is set in one place only, [`Machine::tick_stop`] (`tick_nohz_stop_tick`),
+//! and only when the timer base agrees to go idle; once set, `tick_nohz_next_event` never
+//! returns 0 ("keep ticking"), so every later stop attempt goes through the stop path. Seed 001
+//! depends on that: under [`Patched`](crate::Patched) the idle path calls
+//! `nohz_balance_enter_idle` whenever the tick *ends up* stopped, including a tick that a
+//! NO_HZ_FULL CPU stopped earlier while it ran a task; under [`Legacy`](crate::Legacy) only on
+//! the pass that stopped it, leaving such a CPU invisible to the idle balancer.
+//!
+//! Hardware (the one-shot timer, the timer wheel, timekeeping) is behind
+//! [`TickHardware`](crate::platform::TickHardware).
+
+use crate::cpu::CpuId;
+use crate::jiffies::Jiffies;
+use crate::nohz::Machine;
+use crate::platform::{KTIME_MAX, TickPlatform, softirq, tick_nsec};
+use crate::policy::Policy;
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::warn::{WarnSink, Warning};
+
+bitflags::bitflags! {
+    /// `TS_FLAG_*`: the tick-sched state bits (spec §7.1).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct TsFlags: u32 {
+        /// `TS_FLAG_INIDLE`: inside the idle loop's tick-idle section.
+        const INIDLE = 1 << 0;
+        /// `TS_FLAG_STOPPED`: the periodic tick is stopped (idle or full dynticks).
+        const STOPPED = 1 << 1;
+        /// `TS_FLAG_IDLE_ACTIVE`: idle time is being accumulated now.
+        const IDLE_ACTIVE = 1 << 2;
+        /// `TS_FLAG_DO_TIMER_LAST`: this CPU was the last timekeeper before stopping.
+        const DO_TIMER_LAST = 1 << 3;
+        /// `TS_FLAG_NOHZ`: NO_HZ mode is active on this CPU.
+        const NOHZ = 1 << 4;
+        /// `TS_FLAG_HIGHRES`: the tick is emulated by a high-resolution timer.
+        const HIGHRES = 1 << 5;
+    }
+}
+
+/// `TICK_DO_TIMER_NONE`: no CPU owns the jiffies update.
+const TICK_DO_TIMER_NONE: u32 = u32::MAX;
+
+/// One CPU's `struct tick_sched`.
+#[doc(alias = "tick_sched")]
+#[derive(Debug)]
+pub struct TickSched {
+    flags: AtomicU32,
+    last_jiffies: AtomicUsize,
+    idle_jiffies: AtomicUsize,
+    idle_calls: AtomicU64,
+    idle_sleeps: AtomicU64,
+    idle_expires: AtomicU64,
+    timer_expires: AtomicU64,
+    timer_expires_base: AtomicU64,
+    next_timer: AtomicU64,
+    next_tick: AtomicU64,
+    last_tick: AtomicU64,
+    idle_entrytime: AtomicU64,
+    idle_waketime: AtomicU64,
+    idle_exittime: AtomicU64,
+    idle_sleeptime: AtomicU64,
+    iowait_sleeptime: AtomicU64,
+    tick_dep_mask: AtomicU32,
+}
+
+macro_rules! getters {
+    ($($(#[$m:meta])* $name:ident: $ty:ty => $conv:expr;)*) => {
+        $(
+            $(#[$m])*
+            pub fn $name(&self) -> $ty {
+                let raw = self.$name.load(Relaxed);
+                $conv(raw)
+            }
+        )*
+    };
+}
+
+impl TickSched {
+    crate::maybe_const_fn! {
+        /// All zero: periodic tick, NO_HZ not yet active.
+        pub fn new() -> Self {
+            TickSched {
+                flags: AtomicU32::new(0),
+                last_jiffies: AtomicUsize::new(0),
+                idle_jiffies: AtomicUsize::new(0),
+                idle_calls: AtomicU64::new(0),
+                idle_sleeps: AtomicU64::new(0),
+                idle_expires: AtomicU64::new(0),
+                timer_expires: AtomicU64::new(0),
+                timer_expires_base: AtomicU64::new(0),
+                next_timer: AtomicU64::new(0),
+                next_tick: AtomicU64::new(0),
+                last_tick: AtomicU64::new(0),
+                idle_entrytime: AtomicU64::new(0),
+                idle_waketime: AtomicU64::new(0),
+                idle_exittime: AtomicU64::new(0),
+                idle_sleeptime: AtomicU64::new(0),
+                iowait_sleeptime: AtomicU64::new(0),
+                tick_dep_mask: AtomicU32::new(0),
+            }
+        }
+    }
+
+    /// `ts->flags`.
+    pub fn flags(&self) -> TsFlags {
+        TsFlags::from_bits_retain(self.flags.load(Relaxed))
+    }
+
+    /// `tick_nohz_tick_stopped_cpu(cpu)`: the tick is stopped.
+    #[doc(alias = "tick_nohz_tick_stopped_cpu")]
+    pub fn tick_stopped(&self) -> bool {
+        self.flags().contains(TsFlags::STOPPED)
+    }
+
+    fn test(&self, f: TsFlags) -> bool {
+        self.flags().contains(f)
+    }
+    // Owner-only read-modify-writes: a load and a store, as the kernel's non-atomic RMW.
+    fn set(&self, f: TsFlags) {
+        self.flags
+            .store(self.flags.load(Relaxed) | f.bits(), Relaxed);
+    }
+    fn clear(&self, f: TsFlags) {
+        self.flags
+            .store(self.flags.load(Relaxed) & !f.bits(), Relaxed);
+    }
+    fn bump(counter: &AtomicU64) {
+        counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+
+    getters! {
+        /// `ts->last_jiffies`: jiffies when the next event was last computed.
+        last_jiffies: Jiffies => Jiffies::new;
+        /// `ts->idle_jiffies`: jiffies at the stop transition (tick-based idle accounting).
+        idle_jiffies: Jiffies => Jiffies::new;
+        /// `ts->idle_calls`: idle-loop stop attempts that got past the "can stop" checks.
+        idle_calls: u64 => core::convert::identity;
+        /// `ts->idle_sleeps`: attempts that went to the stop path (counted even when the timer
+        /// base kept the tick running).
+        idle_sleeps: u64 => core::convert::identity;
+        /// `ts->idle_expires`: the expiry of the last stop attempt.
+        idle_expires: u64 => core::convert::identity;
+        /// `ts->timer_expires`: the last computed next event (0: keep ticking).
+        timer_expires: u64 => core::convert::identity;
+        /// `ts->timer_expires_base`: nonzero while a next-event computation is cached.
+        timer_expires_base: u64 => core::convert::identity;
+        /// `ts->next_timer`: the next timer expiry seen.
+        next_timer: u64 => core::convert::identity;
+        /// `ts->next_tick`: the expiry the stopped tick is programmed for (0: none).
+        next_tick: u64 => core::convert::identity;
+        /// `ts->last_tick`: the periodic tick's expiry saved at the first stop.
+        last_tick: u64 => core::convert::identity;
+        /// `ts->idle_entrytime`.
+        idle_entrytime: u64 => core::convert::identity;
+        /// `ts->idle_waketime`.
+        idle_waketime: u64 => core::convert::identity;
+        /// `ts->idle_exittime`.
+        idle_exittime: u64 => core::convert::identity;
+        /// `ts->idle_sleeptime`: idle time accumulated, not counting iowait.
+        idle_sleeptime: u64 => core::convert::identity;
+        /// `ts->iowait_sleeptime`: idle time accumulated while tasks waited on I/O.
+        iowait_sleeptime: u64 => core::convert::identity;
+    }
+
+    /// `ts->tick_dep_mask`: this CPU's tick dependencies.
+    pub fn tick_dep_mask(&self) -> u32 {
+        self.tick_dep_mask.load(Relaxed)
+    }
+
+    /// `tick_dep_set_cpu(cpu, bit)`: something on this CPU needs the tick (any CPU may call).
+    #[doc(alias = "tick_dep_set_cpu")]
+    pub fn tick_dep_set(&self, bits: u32) {
+        self.tick_dep_mask.fetch_or(bits, Relaxed);
+    }
+
+    /// `tick_dep_clear_cpu(cpu, bit)`.
+    #[doc(alias = "tick_dep_clear_cpu")]
+    pub fn tick_dep_clear(&self, bits: u32) {
+        self.tick_dep_mask.fetch_and(!bits, Relaxed);
+    }
+}
+
+impl Default for TickSched {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `TICK_DEP_BIT_SCHED`: the scheduler needs the tick on this CPU (more than one runnable
+/// CFS task, a deadline task, ...).
+#[doc(alias = "TICK_DEP_BIT_SCHED")]
+pub const TICK_DEP_SCHED: u32 = 1 << 2;
+
+impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// The CPU that owns the jiffies update (`tick_do_timer_cpu`), if any.
+    pub fn tick_do_timer_cpu(&self) -> Option<CpuId<N>> {
+        self.nr_cpu_ids()
+            .cpu(self.tick_globals.do_timer_cpu.load(Relaxed) as usize)
+            .ok()
+    }
+
+    /// Makes `cpu` the timekeeper (boot: the boot CPU), or nobody.
+    pub fn set_tick_do_timer_cpu(&self, cpu: Option<CpuId<N>>) {
+        self.tick_globals.do_timer_cpu.store(
+            cpu.map_or(TICK_DO_TIMER_NONE, |c| c.index() as u32),
+            Relaxed,
+        );
+    }
+
+    /// `tick_dep_set(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
+    #[doc(alias = "tick_dep_set")]
+    pub fn tick_dep_set_global(&self, bits: u32) {
+        self.tick_globals.tick_dep_mask.fetch_or(bits, Relaxed);
+    }
+
+    /// `tick_dep_clear(bit)`.
+    #[doc(alias = "tick_dep_clear")]
+    pub fn tick_dep_clear_global(&self, bits: u32) {
+        self.tick_globals.tick_dep_mask.fetch_and(!bits, Relaxed);
+    }
+
+    /// `tick_nohz_full_mask`: the NO_HZ_FULL CPUs (`nohz_full=`). Set them at boot, and take
+    /// them out of [`housekeeping`](Self::housekeeping) too.
+    #[doc(alias = "tick_nohz_full_mask")]
+    pub fn nohz_full(&self) -> &crate::CpuMask<W> {
+        &self.nohz_full
+    }
+
+    /// `tick_nohz_full_cpu(cpu)`.
+    pub fn tick_nohz_full_cpu(&self, cpu: CpuId<N>) -> bool {
+        self.nohz_full.test(cpu)
+    }
+
+    /// `cpu`'s `struct tick_sched`.
+    pub fn tick_sched(&self, cpu: CpuId<N>) -> &TickSched {
+        self.ticks.get(cpu)
+    }
+
+    /// `tick_nohz_activate` / the switch to NO_HZ mode on `cpu` (`TS_FLAG_NOHZ`, plus
+    /// `TS_FLAG_HIGHRES` for the high-resolution tick). Until then the tick never stops.
+    pub fn tick_nohz_activate(&self, cpu: CpuId<N>, highres: bool) {
+        let ts = self.tick_sched(cpu);
+        ts.set(TsFlags::NOHZ);
+        if highres {
+            ts.set(TsFlags::HIGHRES);
+        }
+    }
+
+    /// `tick_nohz_tick_stopped()` on `cpu`.
+    pub fn tick_nohz_tick_stopped(&self, cpu: CpuId<N>) -> bool {
+        self.tick_sched(cpu).tick_stopped()
+    }
+
+    /// `tick_nohz_idle_enter()` on `cpu`: entering the idle loop's tick-idle section. Warns if
+    /// a next-event computation is still cached; sets INIDLE and starts idle-time accounting.
+    pub fn tick_nohz_idle_enter<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.check_on_cpu(cpu, plat);
+        let ts = self.tick_sched(cpu);
+        self.warn_at(cpu)
+            .warn_on(ts.timer_expires_base() != 0, Warning::CachedNextEvent);
+        ts.set(TsFlags::INIDLE);
+        self.tick_nohz_start_idle(cpu, plat);
+    }
+
+    /// `tick_nohz_start_idle()`: idle time accumulates from now.
+    fn tick_nohz_start_idle<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        let ts = self.tick_sched(cpu);
+        ts.idle_entrytime.store(plat.ktime_get(), Relaxed);
+        ts.set(TsFlags::IDLE_ACTIVE);
+    }
+
+    /// `tick_nohz_stop_idle()`: fold the idle period ending at `now` into the sleep times.
+    fn tick_nohz_stop_idle<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, now: u64, plat: &Pl) {
+        let ts = self.tick_sched(cpu);
+        let delta = now.saturating_sub(ts.idle_entrytime());
+        let sum = if plat.in_iowait(cpu) {
+            &ts.iowait_sleeptime
+        } else {
+            &ts.idle_sleeptime
+        };
+        sum.store(sum.load(Relaxed).wrapping_add(delta), Relaxed);
+        ts.idle_entrytime.store(now, Relaxed);
+        ts.clear(TsFlags::IDLE_ACTIVE);
+    }
+
+    /// `tick_nohz_irq_enter()` on `cpu`, from interrupt entry while idle or on NO_HZ_FULL:
+    /// pauses idle-time accounting and, with the tick stopped, catches jiffies up.
+    pub fn tick_nohz_irq_enter<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        let ts = self.tick_sched(cpu);
+        if !ts.test(TsFlags::STOPPED) && !ts.test(TsFlags::IDLE_ACTIVE) {
+            return;
+        }
+        let now = plat.ktime_get();
+        if ts.test(TsFlags::IDLE_ACTIVE) {
+            self.tick_nohz_stop_idle(cpu, now, plat);
+        }
+        if ts.test(TsFlags::STOPPED) {
+            // tick_nohz_update_jiffies
+            plat.update_jiffies(now);
+            ts.idle_waketime.store(now, Relaxed);
+        }
+    }
+
+    /// `tick_nohz_irq_exit()` on `cpu`: in the idle section, resume idle-time accounting;
+    /// otherwise give a NO_HZ_FULL CPU the chance to stop (or restart) its tick.
+    pub fn tick_nohz_irq_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if self.tick_sched(cpu).test(TsFlags::INIDLE) {
+            self.tick_nohz_start_idle(cpu, plat);
+        } else {
+            self.tick_nohz_full_update_tick(cpu, plat);
+        }
+    }
+
+    /// `tick_nohz_next_event()`: when `cpu` next needs a tick, or 0 to keep ticking (only
+    /// while the tick is not already stopped; once STOPPED this never returns 0). Caches the
+    /// result (`timer_expires`, `timer_expires_base`).
+    pub fn tick_nohz_next_event<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
+        let ts = self.tick_sched(cpu);
+        let tick = tick_nsec(Pl::HZ);
+        let (basej, basemono) = plat.jiffies_update();
+        ts.last_jiffies.store(basej.get(), Relaxed);
+        ts.timer_expires_base.store(basemono, Relaxed);
+
+        let next_tick = if plat.cpu_needs_tick(cpu) {
+            basemono.saturating_add(tick)
+        } else {
+            let next = plat.next_timer_interrupt(cpu, basej, basemono);
+            ts.next_timer.store(next, Relaxed);
+            next.max(basemono)
+        };
+
+        // A tick due within the next period: keep ticking, unless the tick is already stopped.
+        if next_tick - basemono <= tick && !ts.test(TsFlags::STOPPED) {
+            ts.timer_expires.store(0, Relaxed);
+            return 0;
+        }
+
+        // Only the timekeeper (or the last one, while nobody has the duty) is bounded by
+        // timekeeping's max deferment; anyone else may sleep until its next timer.
+        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        let bound = if owner == cpu.index() as u32
+            || (owner == TICK_DO_TIMER_NONE && ts.test(TsFlags::DO_TIMER_LAST))
+        {
+            plat.timekeeping_max_deferment()
+        } else {
+            KTIME_MAX
+        };
+        let limit = if bound < KTIME_MAX.saturating_sub(basemono) {
+            basemono + bound
+        } else {
+            KTIME_MAX
+        };
+        let expires = limit.min(next_tick);
+        ts.timer_expires.store(expires, Relaxed);
+        expires
+    }
+
+    /// `tick_nohz_stop_tick()`: the only place `TS_FLAG_STOPPED` is set. Consumes the cached
+    /// next event; if the timer base refuses to go idle the tick keeps running. Otherwise hands
+    /// off the timekeeping duty, and (unless already stopped at the same expiry) records the
+    /// first stop and programs or cancels the one-shot timer.
+    #[doc(alias = "tick_nohz_stop_tick")]
+    pub fn tick_stop<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        let ts = self.tick_sched(cpu);
+        let basej = ts.last_jiffies();
+        let basemono = ts.timer_expires_base();
+        ts.timer_expires_base.store(0, Relaxed);
+
+        let mut expires = ts.timer_expires();
+        if !ts.test(TsFlags::STOPPED) {
+            match plat.timer_base_try_to_set_idle(cpu, basej, basemono) {
+                // The base stays busy: keep the tick.
+                None => return,
+                // Never later than what the caller (and cpuidle) planned for.
+                Some(base_next) => expires = expires.min(base_next),
+            }
+        }
+
+        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        if owner == cpu.index() as u32 {
+            self.tick_globals
+                .do_timer_cpu
+                .store(TICK_DO_TIMER_NONE, Relaxed);
+            ts.set(TsFlags::DO_TIMER_LAST);
+        } else if owner != TICK_DO_TIMER_NONE {
+            ts.clear(TsFlags::DO_TIMER_LAST);
+        }
+
+        if ts.test(TsFlags::STOPPED) && expires == ts.next_tick() {
+            if expires == KTIME_MAX || plat.tick_expiry(cpu) == expires {
+                return;
+            }
+            // Stopped at this expiry, yet the timer is not set there: warn and reprogram.
+            self.warn_at(cpu).warn(Warning::TickNotProgrammed);
+        }
+
+        if !ts.test(TsFlags::STOPPED) {
+            plat.tick_stopped(cpu);
+            ts.last_tick.store(plat.tick_expiry(cpu), Relaxed);
+            ts.set(TsFlags::STOPPED);
+        }
+        ts.next_tick.store(expires, Relaxed);
+        if expires == KTIME_MAX {
+            plat.cancel_tick(cpu);
+        } else {
+            plat.program_tick(cpu, expires);
+        }
+    }
+
+    /// `can_stop_idle_tick()`: may `cpu` stop its tick in the idle loop? Not without NO_HZ
+    /// mode, with a reschedule or a softirq pending (a CPU going down ignores the hotplug-safe
+    /// ones), nor while it must keep timekeeping going for NO_HZ_FULL CPUs. Warns for an
+    /// offline CPU (and goes on) and when NO_HZ_FULL runs with no timekeeper.
+    pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+        let ts = self.tick_sched(cpu);
+        self.warn_at(cpu)
+            .warn_on(!plat.cpu_online(cpu), Warning::OfflineCpuIdle);
+        if !ts.test(TsFlags::NOHZ) {
+            return false;
+        }
+        if plat.need_resched(cpu) {
+            return false;
+        }
+        let mut pending = plat.local_softirq_pending(cpu);
+        if !plat.cpu_active(cpu) {
+            pending &= !softirq::HOTPLUG_SAFE_MASK;
+        }
+        if pending != 0 {
+            return false;
+        }
+        if !self.nohz_full.is_empty(self.nr_cpu_ids()) {
+            let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+            // Keep the tick: timekeeping must go on for the NO_HZ_FULL CPUs.
+            if owner == cpu.index() as u32 {
+                return false;
+            }
+            if self
+                .warn_at(cpu)
+                .warn_on(owner == TICK_DO_TIMER_NONE, Warning::NoTimekeeper)
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `tick_nohz_idle_stop_tick()` on `cpu`, from the idle loop with IRQs off: try to stop
+    /// the tick and, **as patched by seed 001**, register the CPU for idle balancing whenever
+    /// the tick ends up stopped (`Legacy`: only on the pass that stopped it).
+    pub fn tick_nohz_idle_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        let ts = self.tick_sched(cpu);
+        let expires = if ts.timer_expires_base() != 0 {
+            // The governor already computed it (tick_nohz_get_sleep_length).
+            ts.timer_expires()
+        } else if self.can_stop_idle_tick(cpu, plat) {
+            self.tick_nohz_next_event(cpu, plat)
+        } else {
+            return;
+        };
+        TickSched::bump(&ts.idle_calls);
+
+        if expires == 0 {
+            // tick_nohz_retain_tick
+            ts.timer_expires_base.store(0, Relaxed);
+            return;
+        }
+        let was_stopped = ts.tick_stopped();
+        self.tick_stop(cpu, plat);
+        // Counted even when the timer base kept the tick running.
+        TickSched::bump(&ts.idle_sleeps);
+        ts.idle_expires.store(expires, Relaxed);
+
+        let stopped = ts.tick_stopped();
+        if P::ENTER_IDLE_WHENEVER_STOPPED {
+            if stopped {
+                // Idle accounting starts at the transition only.
+                if !was_stopped {
+                    ts.idle_jiffies
+                        .store(ts.last_jiffies.load(Relaxed), Relaxed);
+                }
+                self.enter_idle(cpu, plat);
+            }
+        } else if !was_stopped && stopped {
+            ts.idle_jiffies
+                .store(ts.last_jiffies.load(Relaxed), Relaxed);
+            self.enter_idle(cpu, plat);
+        }
+    }
+
+    /// `tick_nohz_idle_retain_tick()`: the governor keeps the tick; drop the cached event.
+    pub fn tick_nohz_idle_retain_tick(&self, cpu: CpuId<N>) {
+        self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
+    }
+
+    /// `tick_nohz_get_sleep_length()`'s caching part, for a cpuidle governor: computes and
+    /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
+    /// reuses it. Returns 0 when the tick cannot or should not stop.
+    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
+        if !self.can_stop_idle_tick(cpu, plat) {
+            return 0;
+        }
+        self.tick_nohz_next_event(cpu, plat)
+    }
+
+    /// `tick_nohz_idle_restart_tick()` (the polling idle path): restart a stopped tick and
+    /// account the idle ticks. Never registers the CPU for idle balancing.
+    pub fn tick_nohz_idle_restart_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if self.tick_sched(cpu).tick_stopped() {
+            let now = plat.ktime_get();
+            self.tick_nohz_restart_sched_tick(cpu, now, plat);
+            self.tick_nohz_account_idle_time(cpu, now, plat);
+        }
+    }
+
+    /// `tick_nohz_idle_exit()` on `cpu`, leaving the idle loop (IRQs off): warns unless in the
+    /// idle section or if a next event is still cached; stops idle accounting; a stopped tick
+    /// is restarted (on NO_HZ_FULL it may stay stopped) and the idle ticks accounted. Does
+    /// not leave the idle mask: the first busy tick does that.
+    pub fn tick_nohz_idle_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        self.check_on_cpu(cpu, plat);
+        let ts = self.tick_sched(cpu);
+        let warn = self.warn_at(cpu);
+        warn.warn_on(!ts.test(TsFlags::INIDLE), Warning::IdleExitOutsideIdle);
+        warn.warn_on(ts.timer_expires_base() != 0, Warning::CachedNextEvent);
+        ts.clear(TsFlags::INIDLE);
+        let idle_active = ts.test(TsFlags::IDLE_ACTIVE);
+        let stopped = ts.test(TsFlags::STOPPED);
+        if !idle_active && !stopped {
+            return;
+        }
+        let now = plat.ktime_get();
+        if idle_active {
+            self.tick_nohz_stop_idle(cpu, now, plat);
+        }
+        if stopped {
+            if self.tick_nohz_full_cpu(cpu) {
+                self.tick_nohz_full_update_tick_at(cpu, now, plat);
+            } else {
+                self.tick_nohz_restart_sched_tick(cpu, now, plat);
+            }
+            self.tick_nohz_account_idle_time(cpu, now, plat);
+        }
+    }
+
+    /// `tick_nohz_account_idle_time()`: stamp the idle exit and, unless vtime accounts this
+    /// CPU, account the idle ticks since the stop transition.
+    fn tick_nohz_account_idle_time<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, now: u64, plat: &Pl) {
+        let ts = self.tick_sched(cpu);
+        ts.idle_exittime.store(now, Relaxed);
+        if plat.vtime_accounting(cpu) {
+            return;
+        }
+        let ticks = plat.jiffies().since(ts.idle_jiffies());
+        if ticks != 0 && ticks < isize::MAX as usize {
+            plat.account_idle_ticks(cpu, ticks);
+        }
+    }
+
+    /// `tick_nohz_restart_sched_tick()`: catch jiffies up, wake the timer base, clear
+    /// `TS_FLAG_STOPPED` and re-arm the periodic tick on its old phase.
+    pub fn tick_nohz_restart_sched_tick<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        now: u64,
+        plat: &Pl,
+    ) {
+        let ts = self.tick_sched(cpu);
+        plat.update_jiffies(now);
+        plat.timer_clear_idle(cpu);
+        plat.tick_restarted(cpu);
+        ts.clear(TsFlags::STOPPED);
+        // tick_nohz_restart: the first last_tick + k * TICK_NSEC after now.
+        plat.program_tick(cpu, forward(ts.last_tick(), now, tick_nsec(Pl::HZ)));
+        ts.next_tick.store(0, Relaxed);
+    }
+
+    /// `can_stop_full_tick()`: a NO_HZ_FULL CPU may run tickless unless it is offline or
+    /// something depends on its tick (machine-wide, this CPU, the running task or its group).
+    pub fn can_stop_full_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+        if !plat.cpu_online(cpu) {
+            return false;
+        }
+        let deps = self.tick_globals.tick_dep_mask.load(Relaxed)
+            | self.tick_sched(cpu).tick_dep_mask()
+            | plat.task_tick_dependencies(cpu);
+        deps == 0
+    }
+
+    /// `tick_nohz_full_stop_tick()`: stop the tick of a NO_HZ_FULL CPU while it runs a task.
+    /// Never registers the CPU for idle balancing: it is busy.
+    pub fn tick_nohz_full_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if self.tick_nohz_next_event(cpu, plat) != 0 {
+            self.tick_stop(cpu, plat);
+        } else {
+            self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
+        }
+    }
+
+    /// `__tick_nohz_full_update_tick(ts, now)`: stop the tick if nothing needs it, else
+    /// restart it if stopped.
+    #[doc(alias = "__tick_nohz_full_update_tick")]
+    pub fn tick_nohz_full_update_tick_at<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        now: u64,
+        plat: &Pl,
+    ) {
+        if self.can_stop_full_tick(cpu, plat) {
+            self.tick_nohz_full_stop_tick(cpu, plat);
+        } else if self.tick_sched(cpu).tick_stopped() {
+            self.tick_nohz_restart_sched_tick(cpu, now, plat);
+        }
+    }
+
+    /// `tick_nohz_full_update_tick()`: on a NO_HZ_FULL CPU in NO_HZ mode, re-evaluate the
+    /// tick (from irq exit and dependency changes).
+    pub fn tick_nohz_full_update_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if !self.tick_nohz_full_cpu(cpu) || !self.tick_sched(cpu).test(TsFlags::NOHZ) {
+            return;
+        }
+        self.tick_nohz_full_update_tick_at(cpu, plat.ktime_get(), plat);
+    }
+
+    /// The sched timer firing on `cpu` (`tick_nohz_handler` / `tick_sched_timer`): takes the
+    /// timekeeping duty if nobody has it (NO_HZ_FULL CPUs never do), updates jiffies if it is the
+    /// timekeeper, and, with the tick stopped on the idle task, bumps `idle_jiffies`; then runs
+    /// the scheduler tick. A periodic tick is re-armed one period on; a stopped one is not.
+    #[doc(alias = "tick_nohz_handler")]
+    pub fn tick_sched_timer<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> Option<crate::nohz::KickDecision<N>> {
+        let ts = self.tick_sched(cpu);
+        let now = plat.ktime_get();
+        // tick_sched_do_timer
+        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        if owner == TICK_DO_TIMER_NONE && !self.tick_nohz_full_cpu(cpu) {
+            self.set_tick_do_timer_cpu(Some(cpu));
+        }
+        if self.tick_globals.do_timer_cpu.load(Relaxed) == cpu.index() as u32 {
+            plat.update_jiffies(now);
+        }
+        // tick_sched_handle
+        if ts.tick_stopped() {
+            if self.rq(cpu).curr_is_idle() {
+                ts.idle_jiffies
+                    .store(ts.idle_jiffies().add(1).get(), Relaxed);
+            }
+            ts.next_tick.store(0, Relaxed);
+        }
+        let decision = self.sched_tick(cpu, plat);
+        if !ts.tick_stopped() {
+            plat.program_tick(cpu, forward(plat.tick_expiry(cpu), now, tick_nsec(Pl::HZ)));
+        }
+        decision
+    }
+}
+
+/// `hrtimer_forward`: the first `from + k * period` (k >= 0) that is after `now`.
+fn forward(from: u64, now: u64, period: u64) -> u64 {
+    if from > now || period == 0 {
+        return from;
+    }
+    let periods = (now - from) / period + 1;
+    from.saturating_add(periods.saturating_mul(period))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forward;
+
+    #[test]
+    fn forward_lands_on_the_old_phase_after_now() {
+        assert_eq!(forward(1000, 500, 100), 1000, "already in the future");
+        assert_eq!(forward(1000, 1000, 100), 1100);
+        assert_eq!(forward(1000, 1099, 100), 1100);
+        assert_eq!(forward(1000, 1100, 100), 1200);
+        assert_eq!(forward(0, 12_345, 1000), 13_000);
+    }
+}
