@@ -1,8 +1,12 @@
-//! fair.c NOHZ paths, one module per kernel function, each branch exercised for both policies
-//! where they differ. Every test drives the real `Machine` with the recording `HostPlatform`
-//! and a clock that starts 20 ticks before the jiffies wrap.
+//! The kernel paths, one module per kernel function (fair.c NOHZ, tick-sched, the idle loop,
+//! irqtime), each branch exercised for both policies where they differ. Every test drives the
+//! real `Machine` with the recording `HostPlatform` and a jiffies clock that starts 20 ticks
+//! before the wrap. One test binary keeps link time down.
 
+mod can_stop_idle_tick;
+mod do_idle;
 mod hotplug;
+mod irqtime;
 mod kick_ilb;
 mod nohz_balance_enter_idle;
 mod nohz_balance_exit_idle;
@@ -13,6 +17,14 @@ mod nohz_newidle_balance;
 mod nohz_run_idle_balance;
 mod sched_tick;
 mod seed_000;
+mod seed_001;
+mod tick_nohz_full;
+mod tick_nohz_idle_enter_exit;
+mod tick_nohz_idle_stop_tick;
+mod tick_nohz_irq_enter_exit;
+mod tick_nohz_next_event;
+mod tick_nohz_stop_tick;
+mod tick_sched_timer;
 
 use nohz::nohz::KickDecision;
 use nohz::testing::{Event, HostPlatform};
@@ -29,12 +41,29 @@ pub struct World<P: Policy> {
 }
 
 impl<P: Policy> World<P> {
-    /// `nr` CPUs in one LLC, all housekeeping, all idle, clock at `START`.
+    /// `nr` CPUs in one LLC, all housekeeping, all idle, NO_HZ active everywhere, CPU 0 the
+    /// timekeeper, jiffies at `START`.
     pub fn new(nr: usize) -> Self {
         let p = Plat::new(NrCpuIds::new(nr).unwrap(), Jiffies::new(START));
         let m = Machine::new();
         m.init(nr, &p).unwrap();
+        for cpu in m.nr_cpu_ids().iter() {
+            m.tick_nohz_activate(cpu, true);
+        }
         World { m, p }
+    }
+
+    /// Makes CPU `i` NO_HZ_FULL: in the nohz_full mask, out of housekeeping, vtime-accounted.
+    pub fn nohz_full(&self, i: usize) {
+        let cpu = self.cpu(i);
+        self.m.nohz_full().set(cpu);
+        self.m.housekeeping().clear(cpu);
+        self.p.set_vtime_accounting(cpu, true);
+    }
+
+    /// `tick_sched(i)`.
+    pub fn ts(&self, i: usize) -> &nohz::TickSched {
+        self.m.tick_sched(self.cpu(i))
     }
 
     /// Same, with LLCs of `size` CPUs.

@@ -1,0 +1,139 @@
+//! `do_idle` and `cpuidle_idle_call`: the order of the idle loop.
+
+use crate::{World, both};
+use nohz::idle_loop::IdleExit;
+use nohz::testing::{Event, Governor, START_NS};
+use nohz::{NohzFlags, Policy, TsFlags};
+
+const TICK: u64 = 1_000_000;
+
+fn kinds<P: Policy>(w: &World<P>) -> Vec<&'static str> {
+    w.events()
+        .into_iter()
+        .map(|e| match e {
+            Event::BlockedAverages { .. } => "decay",
+            Event::ProgramTick { .. } => "program",
+            Event::CancelTick { .. } => "cancel",
+            Event::IdleState { .. } => "idle",
+            Event::PollIdle { .. } => "poll",
+            Event::IdleDead { .. } => "dead",
+            Event::IdleTicks { .. } => "idle-ticks",
+            Event::RqClock { .. } => "rq-clock",
+            _ => "other",
+        })
+        .collect()
+}
+
+fn newilb_pass_first_then_stop_idle_and_exit<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.enter(1);
+    w.advance(1);
+    let c3 = w.cpu(3);
+    w.m.rq(c3).set_avg_idle(u64::MAX);
+    w.m.newidle_balance(c3, &w.p);
+    w.idle(3);
+    w.p.set_next_timer(c3, START_NS + 20 * TICK);
+    w.p.take_events();
+    assert_eq!(w.m.do_idle(c3, &w.p), IdleExit::Resched);
+    assert_eq!(
+        kinds(&w),
+        ["decay", "rq-clock", "program", "idle", "program"],
+        "STATS pass over the mask (CPU 1: decay, rq clock), stop, idle, restart at exit"
+    );
+    assert_eq!(w.m.rq(c3).nohz_flags().load(), NohzFlags::empty());
+    assert_eq!(w.mask(), [1, 3]);
+    assert!(
+        !w.ts(3)
+            .flags()
+            .intersects(TsFlags::INIDLE | TsFlags::STOPPED)
+    );
+}
+
+fn a_governor_that_keeps_the_tick_retains_it<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_governor(Governor::RetainTick);
+    w.idle(2);
+    w.p.set_next_timer(w.cpu(2), START_NS + 20 * TICK);
+    w.m.do_idle(w.cpu(2), &w.p);
+    assert_eq!(
+        w.ts(2).idle_calls(),
+        0,
+        "retain never reaches the stop path"
+    );
+    assert!(w.mask().is_empty());
+}
+
+fn an_already_stopped_tick_always_goes_through_the_stop_path<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.nohz_full(3);
+    w.busy(3, 1);
+    w.p.set_next_timer(w.cpu(3), START_NS + 20 * TICK);
+    w.m.tick_nohz_irq_exit(w.cpu(3), &w.p);
+    assert!(w.ts(3).tick_stopped());
+    w.idle(3);
+    w.p.set_governor(Governor::RetainTick);
+    w.m.do_idle(w.cpu(3), &w.p);
+    assert_eq!(w.ts(3).idle_calls(), 1);
+    assert_eq!(w.mask().contains(&3), P::ENTER_IDLE_WHENEVER_STOPPED);
+}
+
+fn the_poll_path_restarts_a_stopped_tick<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.nohz_full(3);
+    w.busy(3, 1);
+    w.p.set_next_timer(w.cpu(3), START_NS + 20 * TICK);
+    w.m.tick_nohz_irq_exit(w.cpu(3), &w.p);
+    w.idle(3);
+    w.p.set_idle_poll(true);
+    w.p.take_events();
+    w.m.do_idle(w.cpu(3), &w.p);
+    assert!(kinds(&w).contains(&"poll"));
+    assert!(!kinds(&w).contains(&"idle"));
+    assert!(w.mask().is_empty(), "polling never registers");
+}
+
+fn interrupts_inside_idle_keep_the_loop_going_until_a_reschedule<P: Policy>() {
+    let w = std::sync::Arc::new(World::<P>::new(4));
+    let c2 = w.cpu(2);
+    w.idle(2);
+    w.p.set_next_timer(c2, START_NS + 20 * TICK);
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    {
+        let (w2, seen) = (std::sync::Arc::downgrade(&w), seen.clone());
+        w.p.on_idle(move |cpu| {
+            let Some(w) = w2.upgrade() else { return };
+            // A device interrupt that wakes nothing, twice; the third wakes a task.
+            let n = seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            w.m.tick_nohz_irq_enter(cpu, &w.p);
+            if n == 2 {
+                w.p.set_need_resched(cpu, true);
+            }
+            w.m.tick_nohz_irq_exit(cpu, &w.p);
+        });
+    }
+    w.m.do_idle(c2, &w.p);
+    assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 3);
+    let ts = w.ts(2);
+    assert_eq!((ts.idle_calls(), ts.idle_sleeps()), (3, 3));
+    assert_eq!(w.mask(), [2]);
+}
+
+fn an_offline_cpu_is_reported_dead_without_stopping_the_tick<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.idle(2);
+    w.p.set_online(w.cpu(2), false);
+    w.p.take_events();
+    assert_eq!(w.m.do_idle(w.cpu(2), &w.p), IdleExit::CpuDead);
+    assert_eq!(kinds(&w), ["dead"]);
+    assert!(!w.ts(2).tick_stopped());
+    assert!(w.ts(2).flags().contains(TsFlags::INIDLE));
+}
+
+both!(
+    newilb_pass_first_then_stop_idle_and_exit,
+    a_governor_that_keeps_the_tick_retains_it,
+    an_already_stopped_tick_always_goes_through_the_stop_path,
+    the_poll_path_restarts_a_stopped_tick,
+    interrupts_inside_idle_keep_the_loop_going_until_a_reschedule,
+    an_offline_cpu_is_reported_dead_without_stopping_the_tick,
+);

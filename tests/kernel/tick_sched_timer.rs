@@ -1,0 +1,74 @@
+//! The sched timer firing: timekeeping takeover, `idle_jiffies`, re-arming, `sched_tick`.
+
+use crate::{World, both};
+use nohz::Policy;
+use nohz::nohz::KickDecision;
+use nohz::testing::{Event, START_NS};
+
+const TICK: u64 = 1_000_000;
+
+fn a_periodic_tick_rearms_and_runs_the_scheduler_tick<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.busy(1, 1);
+    w.p.set_time_ns(START_NS + TICK);
+    w.p.take_events();
+    let d = w.m.tick_sched_timer(w.cpu(1), &w.p);
+    assert!(d.is_some() && d != Some(KickDecision::IdleTick));
+    assert!(w.events().contains(&Event::ProgramTick {
+        cpu: w.cpu(1),
+        expires: START_NS + 2 * TICK
+    }));
+}
+
+fn the_timekeeper_updates_jiffies_and_a_free_duty_is_taken<P: Policy>() {
+    let w = World::<P>::new(4);
+    let j0 = w.now();
+    w.p.set_time_ns(START_NS + 3 * TICK);
+    w.m.tick_sched_timer(w.cpu(2), &w.p);
+    assert_eq!(w.now(), j0, "CPU 2 is not the timekeeper");
+    w.m.tick_sched_timer(w.cpu(0), &w.p);
+    assert_eq!(w.now().since(j0), 3);
+    w.m.set_tick_do_timer_cpu(None);
+    w.m.tick_sched_timer(w.cpu(2), &w.p);
+    assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(2)));
+}
+
+fn nohz_full_cpus_never_take_the_duty<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.nohz_full(3);
+    w.m.set_tick_do_timer_cpu(None);
+    w.m.tick_sched_timer(w.cpu(3), &w.p);
+    assert_eq!(w.m.tick_do_timer_cpu(), None);
+}
+
+fn a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.idle(2);
+    w.m.tick_nohz_idle_enter(w.cpu(2), &w.p);
+    w.p.set_next_timer(w.cpu(2), START_NS + 5 * TICK);
+    w.m.tick_nohz_idle_stop_tick(w.cpu(2), &w.p);
+    let before = w.ts(2).idle_jiffies();
+    w.p.set_time_ns(START_NS + 5 * TICK);
+    w.p.take_events();
+    let d = w.m.tick_sched_timer(w.cpu(2), &w.p);
+    assert_eq!(
+        d,
+        Some(KickDecision::IdleTick),
+        "idle_balance set: no exit, no kick"
+    );
+    assert_eq!(w.ts(2).idle_jiffies(), before.add(1));
+    assert_eq!(w.ts(2).next_tick(), 0);
+    assert!(
+        !w.events()
+            .iter()
+            .any(|e| matches!(e, Event::ProgramTick { .. }))
+    );
+    assert_eq!(w.mask(), [2]);
+}
+
+both!(
+    a_periodic_tick_rearms_and_runs_the_scheduler_tick,
+    the_timekeeper_updates_jiffies_and_a_free_duty_is_taken,
+    nohz_full_cpus_never_take_the_duty,
+    a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed,
+);
