@@ -1,0 +1,183 @@
+//! Measurement machinery, shared by the harness's compare mode and the benches.
+//!
+//! - **Interleaving**: the two variants run A B A B ..., so slow drifts of a shared machine hit
+//!   both alike; results are compared as ratios of medians.
+//! - **The descheduling gate**: each measured thread reads its own CPU time around a run and
+//!   notes how long it waited on purpose (parked idle). Involuntary descheduling is what is
+//!   left: `wall - cpu - waited`. A run in which any pinned thread lost more than 3 % of its
+//!   runnable time to another process is discarded, because a silently descheduled thread makes
+//!   "contended" numbers up (spec/performance.md). With more logical CPUs than cores the threads
+//!   deschedule each other by design, so the gate is off and the report says so.
+
+use std::time::{Duration, Instant};
+
+/// The share of its runnable time a thread must have been on a CPU for its run to count.
+pub const MIN_ON_CPU: f64 = 0.97;
+
+/// One thread's clocks over a run.
+#[derive(Debug)]
+pub struct ThreadClock {
+    wall: Instant,
+    cpu: cpu_time::ThreadTime,
+    waited: Duration,
+}
+
+impl ThreadClock {
+    /// Starts the clocks of the calling thread.
+    pub fn start() -> Self {
+        ThreadClock {
+            wall: Instant::now(),
+            cpu: cpu_time::ThreadTime::now(),
+            waited: Duration::ZERO,
+        }
+    }
+
+    /// Adds time the thread spent waiting on purpose (parked with nothing to do).
+    pub fn add_wait(&mut self, d: Duration) {
+        self.waited += d;
+    }
+
+    /// Stops the clocks.
+    pub fn finish(self) -> ThreadUsage {
+        ThreadUsage {
+            wall: self.wall.elapsed(),
+            cpu: self.cpu.elapsed(),
+            waited: self.waited,
+        }
+    }
+}
+
+/// What one thread's clocks said about a run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadUsage {
+    /// Wall-clock time of the run.
+    pub wall: Duration,
+    /// CPU time the thread got.
+    pub cpu: Duration,
+    /// Time it waited on purpose.
+    pub waited: Duration,
+}
+
+impl ThreadUsage {
+    /// CPU time over runnable time (wall minus voluntary waits), at most 1.
+    pub fn on_cpu(&self) -> f64 {
+        let runnable = self.wall.saturating_sub(self.waited).as_secs_f64();
+        if runnable <= 0.0 {
+            return 1.0;
+        }
+        (self.cpu.as_secs_f64() / runnable).min(1.0)
+    }
+
+    /// Whether the thread lost more than 3 % of its runnable time to other processes.
+    pub fn descheduled(&self) -> bool {
+        self.on_cpu() < MIN_ON_CPU
+    }
+}
+
+/// The median of `xs` (the mean of the middle two for an even count), or `None` if empty.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    })
+}
+
+/// The runs of two variants measured interleaved.
+#[derive(Debug)]
+pub struct Interleaved<T> {
+    /// Kept runs of variant A, in order.
+    pub a: Vec<T>,
+    /// Kept runs of variant B, in order.
+    pub b: Vec<T>,
+    /// Runs discarded by the gate, A then B.
+    pub discarded: (usize, usize),
+}
+
+/// Runs `run(false)` (A) and `run(true)` (B) alternately until each has `runs` kept results or
+/// `3 * runs` attempts. `run` returns `None` for a run the gate discards.
+pub fn interleave<T>(runs: usize, mut run: impl FnMut(bool) -> Option<T>) -> Interleaved<T> {
+    let mut out = Interleaved {
+        a: Vec::new(),
+        b: Vec::new(),
+        discarded: (0, 0),
+    };
+    let max_attempts = runs.saturating_mul(3).max(1);
+    let (mut tries_a, mut tries_b) = (0, 0);
+    while (out.a.len() < runs && tries_a < max_attempts)
+        || (out.b.len() < runs && tries_b < max_attempts)
+    {
+        if out.a.len() < runs && tries_a < max_attempts {
+            tries_a += 1;
+            match run(false) {
+                Some(r) => out.a.push(r),
+                None => out.discarded.0 += 1,
+            }
+        }
+        if out.b.len() < runs && tries_b < max_attempts {
+            tries_b += 1;
+            match run(true) {
+                Some(r) => out.b.push(r),
+                None => out.discarded.1 += 1,
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[f64::NAN, 5.0]), Some(5.0));
+    }
+
+    #[test]
+    fn interleaves_and_retries_discarded_runs() {
+        let mut order = Vec::new();
+        let mut n = 0;
+        let r = interleave(2, |b| {
+            order.push(b);
+            n += 1;
+            // Discard the first A run.
+            (n != 1).then_some(n)
+        });
+        assert_eq!(order, [false, true, false, true, false]);
+        assert_eq!(r.a, [3, 5]);
+        assert_eq!(r.b, [2, 4]);
+        assert_eq!(r.discarded, (1, 0));
+    }
+
+    #[test]
+    fn gives_up_after_three_times_the_runs() {
+        let r = interleave(2, |_| None::<u32>);
+        assert!(r.a.is_empty() && r.b.is_empty());
+        assert_eq!(r.discarded, (6, 6));
+    }
+
+    #[test]
+    fn usage_gate() {
+        let u = ThreadUsage {
+            wall: Duration::from_millis(100),
+            cpu: Duration::from_millis(45),
+            waited: Duration::from_millis(50),
+        };
+        assert!(u.descheduled());
+        let ok = ThreadUsage {
+            cpu: Duration::from_millis(50),
+            ..u
+        };
+        assert!(!ok.descheduled());
+    }
+}

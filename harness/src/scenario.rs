@@ -1,0 +1,439 @@
+//! The three scenarios, one per seed, each a function from a configuration to run statistics.
+//!
+//! - `visibility` (seed 001): NO_HZ_FULL CPUs stop their tick while running one task, then go
+//!   idle; bursts of work land on housekeeping CPU 0. Whether the idle balancer can see the
+//!   NO_HZ_FULL CPUs decides whether they get any of the work.
+//! - `churn` (seed 000): every CPU sleeps and wakes on its own timer and runs short tasks, so
+//!   CPUs register and leave the idle mask at a high rate; then every CPU runs back-to-back
+//!   `nohz_balance_enter_idle` + `nohz_balance_exit_idle` pairs, timed, all at once.
+//! - `irqtime` (seed 003): half the CPUs run an interrupt stream (`irqtime_account_irq`, timed)
+//!   while the other half churn enter/exit pairs, writing the `nohz` line.
+
+use crate::measure::{ThreadUsage, median};
+use crate::sim::{Faults, SelfWake, Sim, Task};
+use nohz::Policy;
+use nohz::irqtime::IrqContext;
+use serde::Serialize;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+/// A scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scenario {
+    /// Seed 001: idle NO_HZ_FULL CPUs visible to the idle balancer.
+    Visibility,
+    /// Seed 000: idle enter/exit under churn.
+    Churn,
+    /// Seed 003: irq-time accounting beside the `nohz` line.
+    Irqtime,
+}
+
+impl Scenario {
+    /// All scenarios, in report order.
+    pub const ALL: [Scenario; 3] = [Scenario::Visibility, Scenario::Churn, Scenario::Irqtime];
+
+    /// The scenario's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Visibility => "visibility",
+            Scenario::Churn => "churn",
+            Scenario::Irqtime => "irqtime",
+        }
+    }
+
+    /// The default number of logical CPUs: 4 for `visibility` (two housekeeping, two
+    /// NO_HZ_FULL), the number of cores (at least 2) otherwise.
+    pub fn default_cpus(self, cores: usize) -> usize {
+        match self {
+            Scenario::Visibility => 4,
+            _ => cores.max(2),
+        }
+    }
+
+    /// The fewest logical CPUs the scenario works with.
+    pub fn min_cpus(self) -> usize {
+        match self {
+            Scenario::Visibility => 3,
+            _ => 2,
+        }
+    }
+}
+
+/// One run's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct RunConfig {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Logical CPUs.
+    pub cpus: usize,
+    /// Seconds to run.
+    pub seconds: f64,
+    /// Fault injection.
+    pub faults: Faults,
+    /// Pin CPU threads to cores.
+    pub pin: bool,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunStats {
+    /// The scenario.
+    pub scenario: &'static str,
+    /// `patched` or `legacy`.
+    pub policy: &'static str,
+    /// Logical CPUs.
+    pub logical_cpus: usize,
+    /// Whether every CPU thread was pinned.
+    pub pinned: bool,
+    /// Whether the descheduling gate applied (not more logical CPUs than cores).
+    pub gated: bool,
+    /// Whether the gate found a thread descheduled (the run is then discarded in comparisons).
+    pub descheduled: bool,
+    /// Seconds the run lasted.
+    pub seconds: f64,
+    /// Idle-loop entries.
+    pub idle_transitions: u64,
+    /// nohz kick IPIs sent.
+    pub kicks_sent: u64,
+    /// nohz kick IPIs handled.
+    pub ipis_delivered: u64,
+    /// ILB passes handed to a softirq.
+    pub ilb_passes: u64,
+    /// Tasks completed.
+    pub tasks_completed: u64,
+    /// Ticks during which an idle, tickless CPU past its stop attempt was absent from the mask.
+    pub invisible_idle_ticks: u64,
+    /// Protocol violations (second IPI in flight, kick bits or csd left behind).
+    pub invariant_violations: u64,
+    /// Crate warnings.
+    pub warnings: u64,
+    /// `visibility`: tasks completed per second.
+    pub tasks_per_sec: Option<f64>,
+    /// `visibility`: median time from a burst's arrival to its last task's completion (ms).
+    pub burst_ms: Option<f64>,
+    /// `visibility`: tasks the balancer pulled onto NO_HZ_FULL CPUs.
+    pub pulled_to_nohz_full: Option<u64>,
+    /// `churn`: idle-loop entries per second.
+    pub idle_transitions_per_sec: Option<f64>,
+    /// `churn`: ns per enter+exit pair with every CPU doing pairs at once.
+    pub pair_ns: Option<f64>,
+    /// `irqtime`: ns per `irqtime_account_irq` call.
+    pub irq_ns_per_call: Option<f64>,
+}
+
+impl RunStats {
+    /// Under `Patched` these must all be zero.
+    pub fn patched_failures(&self) -> u64 {
+        self.invisible_idle_ticks + self.invariant_violations + self.warnings
+    }
+}
+
+fn cores() -> Vec<core_affinity::CoreId> {
+    core_affinity::get_core_ids().unwrap_or_default()
+}
+
+/// The host's core count (at least 1).
+pub fn core_count() -> usize {
+    cores().len().max(1)
+}
+
+/// Runs one scenario once under `P` at `HZ`.
+pub fn run<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String> {
+    match cfg.scenario {
+        Scenario::Visibility => visibility::<P, HZ>(cfg),
+        Scenario::Churn => churn::<P, HZ>(cfg),
+        Scenario::Irqtime => irqtime::<P, HZ>(cfg),
+    }
+}
+
+/// Runs the CPU threads of `sim` until `body` (on this thread) returns; returns whether all were
+/// pinned and each one's clocks.
+fn with_cpus<P: Policy, const HZ: u32>(
+    sim: &Sim<P, HZ>,
+    cfg: &RunConfig,
+    body: impl FnOnce(),
+) -> (bool, Vec<ThreadUsage>) {
+    let cores = cores();
+    let n = sim.nr().get();
+    let out = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let core = (cfg.pin && !cores.is_empty()).then(|| cores[i % cores.len()]);
+                s.spawn(move || sim.cpu_main(i, core))
+            })
+            .collect();
+        body();
+        sim.request_stop();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or((false, ThreadUsage::default())))
+            .collect::<Vec<_>>()
+    });
+    sim.final_checks();
+    let pinned = cfg.pin && out.iter().all(|(p, _)| *p);
+    (pinned, out.into_iter().map(|(_, u)| u).collect())
+}
+
+fn base_stats<P: Policy, const HZ: u32>(
+    sim: &Sim<P, HZ>,
+    cfg: &RunConfig,
+    pinned: bool,
+    usage: &[ThreadUsage],
+    seconds: f64,
+) -> RunStats {
+    let gated = cfg.cpus <= core_count();
+    let c = &sim.counters;
+    let sum = |f: fn(&crate::sim::SimCpu) -> u64| sim.cpus.iter().map(f).sum::<u64>();
+    RunStats {
+        scenario: cfg.scenario.name(),
+        policy: P::NAME,
+        logical_cpus: cfg.cpus,
+        pinned,
+        gated,
+        descheduled: gated && usage.iter().any(ThreadUsage::descheduled),
+        seconds,
+        idle_transitions: sum(|c| c.idle_entries.load(Relaxed)),
+        kicks_sent: c.kicks_sent.load(Relaxed),
+        ipis_delivered: c.ipis_delivered.load(Relaxed),
+        ilb_passes: c.ilb_passes.load(Relaxed),
+        tasks_completed: sum(|c| c.completed.load(Relaxed)),
+        invisible_idle_ticks: c.invisible_idle_ticks.load(Relaxed),
+        invariant_violations: c.invariant_violations.load(Relaxed),
+        warnings: sim.m.warnings().total(sim.nr()),
+        tasks_per_sec: None,
+        burst_ms: None,
+        pulled_to_nohz_full: None,
+        idle_transitions_per_sec: None,
+        pair_ns: None,
+        irq_ns_per_call: None,
+    }
+}
+
+/// Sleeps until `deadline`, doing `each_tick` once per `tick` of wall time.
+fn tick_until(deadline: Instant, tick: Duration, mut each_tick: impl FnMut(Instant)) {
+    let mut next = Instant::now() + tick;
+    while Instant::now() < deadline {
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(deadline.saturating_duration_since(now)));
+            continue;
+        }
+        next += tick;
+        each_tick(now);
+    }
+}
+
+fn visibility<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String> {
+    let n = cfg.cpus;
+    let full: Vec<usize> = (n / 2..n).collect();
+    let sim = Sim::<P, HZ>::new(n, &full, cfg.faults, None)?;
+    // Each NO_HZ_FULL CPU starts with one task bound to it, long enough for its tick to stop
+    // under it (the first tick's irq exit stops it), then idles until the first burst.
+    for &i in &full {
+        sim.enqueue(
+            i,
+            [Task {
+                work_us: 5_000,
+                burst: None,
+                pinned: true,
+            }],
+        );
+    }
+    let tick = Duration::from_nanos(nohz::platform::tick_nsec(HZ));
+    // Offered load: 75 % of the logical CPUs (more than the housekeeping half can carry), but
+    // at most 90 % of the host's cores, so the host itself is never the bottleneck.
+    let burst_every = Duration::from_millis(25);
+    let load_cores = (0.75 * n as f64).min(0.9 * core_count() as f64);
+    let burst_tasks = (load_cores * 25.0).round().max(1.0) as usize;
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(cfg.seconds);
+    let mut next_burst = start + Duration::from_millis(50);
+    let mut next_jump = start + Duration::from_millis(cfg.faults.jump_every_ms.max(1));
+    let (pinned, usage) = with_cpus(&*sim, cfg, || {
+        tick_until(deadline, tick, |now| {
+            sim.sample_visibility();
+            if now >= next_burst {
+                sim.burst(0, burst_tasks, 1000);
+                next_burst += burst_every;
+            }
+            if cfg.faults.jiffies_jump > 0 && now >= next_jump {
+                sim.jump_jiffies();
+                next_jump += Duration::from_millis(cfg.faults.jump_every_ms.max(1));
+            }
+        });
+    });
+    let secs = start.elapsed().as_secs_f64();
+    let mut st = base_stats(&*sim, cfg, pinned, &usage, secs);
+    st.tasks_per_sec = Some(st.tasks_completed as f64 / secs);
+    let bursts = sim.bursts.lock().unwrap_or_else(|e| e.into_inner());
+    let done: Vec<f64> = bursts
+        .iter()
+        .filter_map(|b| b.done.map(|d| (d - b.at).as_secs_f64() * 1e3))
+        .collect();
+    st.burst_ms = median(&done);
+    st.pulled_to_nohz_full = Some(
+        full.iter()
+            .map(|&i| sim.cpus[i].pulled_in.load(Relaxed))
+            .sum(),
+    );
+    Ok(st)
+}
+
+/// Every CPU runs enter+exit pairs for `secs`; returns ns per pair (median over CPUs) and the
+/// threads' clocks.
+fn pair_loop<P: Policy, const HZ: u32>(
+    sim: &Sim<P, HZ>,
+    cpus: &[usize],
+    pin: bool,
+    secs: f64,
+) -> (Option<f64>, Vec<ThreadUsage>) {
+    let cores = cores();
+    let results: Vec<(f64, ThreadUsage)> = std::thread::scope(|s| {
+        let hs: Vec<_> = cpus
+            .iter()
+            .map(|&i| {
+                let core = (pin && !cores.is_empty()).then(|| cores[i % cores.len()]);
+                s.spawn(move || {
+                    if let Some(core) = core {
+                        core_affinity::set_for_current(core);
+                    }
+                    sim.pair_thread(i, Duration::from_secs_f64(secs))
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or((f64::NAN, ThreadUsage::default())))
+            .collect()
+    });
+    let ns: Vec<f64> = results.iter().map(|(ns, _)| *ns).collect();
+    (median(&ns), results.into_iter().map(|(_, u)| u).collect())
+}
+
+fn churn<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String> {
+    let n = cfg.cpus;
+    let wake = SelfWake {
+        min_ticks: 1,
+        max_ticks: 3,
+        min_work_us: 300,
+        max_work_us: 2500,
+    };
+    let sim = Sim::<P, HZ>::new(n, &[], cfg.faults, Some(wake))?;
+    let tick = Duration::from_nanos(nohz::platform::tick_nsec(HZ));
+    let phase = cfg.seconds * 0.6;
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(phase);
+    let (pinned, mut usage) = with_cpus(&*sim, cfg, || {
+        tick_until(deadline, tick, |_| sim.sample_visibility());
+    });
+    let churn_secs = start.elapsed().as_secs_f64();
+    let all: Vec<usize> = (0..n).collect();
+    let (pair_ns, pair_usage) = pair_loop(&*sim, &all, cfg.pin, cfg.seconds - phase);
+    usage.extend(pair_usage);
+    let mut st = base_stats(&*sim, cfg, pinned, &usage, start.elapsed().as_secs_f64());
+    st.idle_transitions_per_sec = Some(st.idle_transitions as f64 / churn_secs);
+    st.pair_ns = pair_ns;
+    Ok(st)
+}
+
+fn irqtime<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String> {
+    let n = cfg.cpus;
+    let sim = Sim::<P, HZ>::new(n, &[], cfg.faults, None)?;
+    let cores = cores();
+    let secs = cfg.seconds;
+    let start = Instant::now();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let results: Vec<(Option<f64>, ThreadUsage)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let core = (cfg.pin && !cores.is_empty()).then(|| cores[i % cores.len()]);
+                let (sim, stop) = (&*sim, &stop);
+                s.spawn(move || {
+                    if let Some(core) = core {
+                        core_affinity::set_for_current(core);
+                    }
+                    if i % 2 == 0 {
+                        let (ns, u) = sim.irq_stream_thread(i, Duration::from_secs_f64(secs));
+                        stop.store(true, Relaxed);
+                        (Some(ns), u)
+                    } else {
+                        let (_, u) = sim.pair_thread_until(i, stop);
+                        (None, u)
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or((None, ThreadUsage::default())))
+            .collect()
+    });
+    let usage: Vec<ThreadUsage> = results.iter().map(|(_, u)| *u).collect();
+    let ns: Vec<f64> = results.iter().filter_map(|(ns, _)| *ns).collect();
+    let mut st = base_stats(&*sim, cfg, cfg.pin, &usage, start.elapsed().as_secs_f64());
+    st.irq_ns_per_call = median(&ns);
+    Ok(st)
+}
+
+impl<P: Policy, const HZ: u32> Sim<P, HZ> {
+    fn pair_thread(&self, i: usize, for_: Duration) -> (f64, ThreadUsage) {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let deadline = Instant::now() + for_;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                stop.store(true, Relaxed);
+            });
+            self.pair_thread_until(i, &stop)
+        })
+    }
+
+    /// Back-to-back `nohz_balance_enter_idle` + `nohz_balance_exit_idle` on CPU `i` until
+    /// `stop`; returns ns per pair and the thread's clocks.
+    fn pair_thread_until(
+        &self,
+        i: usize,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> (f64, ThreadUsage) {
+        let cpu = self.cpu(i);
+        self.set_current(Some(i));
+        let clock = crate::measure::ThreadClock::start();
+        let t0 = Instant::now();
+        let mut pairs = 0u64;
+        while !stop.load(Relaxed) {
+            for _ in 0..256 {
+                self.m.enter_idle(cpu, self);
+                self.m.exit_idle(cpu, self);
+            }
+            pairs += 256;
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / pairs.max(1) as f64;
+        self.set_current(None);
+        (ns, clock.finish())
+    }
+
+    /// A stream of interrupt entries and exits on CPU `i` for `for_`; returns ns per
+    /// `irqtime_account_irq` call and the thread's clocks.
+    fn irq_stream_thread(&self, i: usize, for_: Duration) -> (f64, ThreadUsage) {
+        let cpu = self.cpu(i);
+        self.set_current(Some(i));
+        let clock = crate::measure::ThreadClock::start();
+        let t0 = Instant::now();
+        let deadline = t0 + for_;
+        let mut calls = 0u64;
+        let mut sched_clock = 0u64;
+        while Instant::now() < deadline {
+            for _ in 0..512 {
+                sched_clock += 100;
+                self.m
+                    .irqtime_account_irq(cpu, IrqContext::Task, sched_clock);
+                sched_clock += 50;
+                self.m
+                    .irqtime_account_irq(cpu, IrqContext::Hardirq, sched_clock);
+            }
+            calls += 1024;
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / calls.max(1) as f64;
+        self.set_current(None);
+        (ns, clock.finish())
+    }
+}

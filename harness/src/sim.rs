@@ -1,0 +1,777 @@
+//! The simulated machine: the real `nohz` crate driven by one host thread per logical CPU.
+//!
+//! [`Sim`] is the embedding kernel. It implements every platform trait of the crate: a shared
+//! monotonic clock and jiffies, per-CPU run queues of real CPU work, the nohz kick IPI as a
+//! per-CPU mailbox plus park/unpark, the sched timer as a per-CPU deadline, and a balancer that
+//! pulls tasks from the busiest run queue onto the CPU it balances for. Each CPU thread
+//! ([`Sim::cpu_main`]) runs tasks while it has some, taking ticks and IPIs between slices of
+//! work, and runs the crate's `do_idle` when it has none.
+
+use crate::measure::{ThreadClock, ThreadUsage};
+use nohz::idle_loop::IdleExit;
+use nohz::irqtime::IrqContext;
+use nohz::platform::{
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleOutcome, Softirq,
+    TickHardware, Topology, tick_nsec,
+};
+use nohz::tick_sched::TICK_DEP_SCHED;
+use nohz::{CpuId, Jiffies, JiffiesCell, Machine, NohzFlags, NrCpuIds, Policy, TsFlags};
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// The harness's CPU capacity (`NR_CPUS`).
+pub const CAP: usize = 64;
+/// Mask words for [`CAP`].
+pub const WORDS: usize = CAP / 64;
+/// The machine type the harness drives.
+pub type Mach<P> = Machine<P, CAP, WORDS>;
+/// A CPU of the harness machine.
+pub type Cpu = CpuId<CAP>;
+
+/// How long a task runs between checks for interrupts.
+const SLICE: Duration = Duration::from_micros(20);
+
+std::thread_local! {
+    static CURRENT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Fault injection.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Faults {
+    /// Deliver each nohz IPI after a random delay up to this many microseconds.
+    pub ipi_delay_us: u64,
+    /// Stall a CPU thread mid-task for this many microseconds (a preempted vCPU) ...
+    pub stall_us: u64,
+    /// ... about once every this many milliseconds of its work.
+    pub stall_every_ms: u64,
+    /// Jump jiffies forward by this many ticks ...
+    pub jiffies_jump: usize,
+    /// ... about once every this many milliseconds.
+    pub jump_every_ms: u64,
+}
+
+impl Faults {
+    /// The set `--faults` turns on.
+    pub fn standard() -> Self {
+        Faults {
+            ipi_delay_us: 200,
+            stall_us: 500,
+            stall_every_ms: 20,
+            jiffies_jump: 5,
+            jump_every_ms: 50,
+        }
+    }
+}
+
+/// A unit of work on a run queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Task {
+    /// CPU work in microseconds.
+    pub work_us: u64,
+    /// The burst it belongs to, if any.
+    pub burst: Option<usize>,
+    /// Bound to its CPU (`cpus_allowed` of one CPU): the balancer never moves it.
+    pub pinned: bool,
+}
+
+/// How a CPU makes its own next task when it idles (the churn workload), if at all.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SelfWake {
+    /// Sleep this many ticks, at least ...
+    pub min_ticks: u64,
+    /// ... and at most.
+    pub max_ticks: u64,
+    /// Then run this many microseconds, at least ...
+    pub min_work_us: u64,
+    /// ... and at most.
+    pub max_work_us: u64,
+}
+
+/// Per-CPU simulation state.
+#[derive(Debug, Default)]
+pub struct SimCpu {
+    rq: Mutex<VecDeque<Task>>,
+    need_resched: AtomicBool,
+    active: AtomicBool,
+    ipi_pending: AtomicBool,
+    ipi_at: AtomicU64,
+    softirq: AtomicBool,
+    tick_expiry: AtomicU64,
+    tick_armed: AtomicBool,
+    next_timer: AtomicU64,
+    base_idle: AtomicBool,
+    blocked_load: AtomicU32,
+    nohz_full: AtomicBool,
+    stop_attempt_ran: AtomicBool,
+    calls_at_entry: AtomicU64,
+    waited_ns: AtomicU64,
+    thread: OnceLock<Thread>,
+    /// Tasks this CPU completed.
+    pub completed: AtomicU64,
+    /// Times this CPU entered the idle loop.
+    pub idle_entries: AtomicU64,
+    /// Tasks the balancer pulled onto this CPU.
+    pub pulled_in: AtomicU64,
+}
+
+impl SimCpu {
+    /// The sched timer is armed and its expiry has passed.
+    fn tick_due(&self, now: u64) -> bool {
+        self.tick_armed.load(Relaxed) && now >= self.tick_expiry.load(Relaxed)
+    }
+}
+
+/// Counters of the whole run.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// nohz kick IPIs sent.
+    pub kicks_sent: AtomicU64,
+    /// nohz kick IPIs handled.
+    pub ipis_delivered: AtomicU64,
+    /// Handlers that found the CPU idle and handed ILB work to its softirq.
+    pub ilb_passes: AtomicU64,
+    /// Ticks (of the monitor's sampling) an idle CPU spent tickless but out of the idle mask.
+    pub invisible_idle_ticks: AtomicU64,
+    /// Protocol violations seen (second IPI in flight, stuck kick bits, ...).
+    pub invariant_violations: AtomicU64,
+}
+
+/// A burst of tasks arriving together.
+#[derive(Debug, Clone, Copy)]
+pub struct Burst {
+    /// When it arrived.
+    pub at: Instant,
+    /// Tasks not yet completed.
+    pub remaining: usize,
+    /// When its last task completed.
+    pub done: Option<Instant>,
+}
+
+/// The simulated machine under policy `P`, ticking at `HZ`.
+#[derive(Debug)]
+pub struct Sim<P: Policy, const HZ: u32> {
+    /// The crate's state for the whole machine.
+    pub m: Box<Mach<P>>,
+    nr: NrCpuIds<CAP>,
+    start: Instant,
+    jiffies: JiffiesCell,
+    last_jiffies_update: Mutex<u64>,
+    /// Per-CPU state.
+    pub cpus: Vec<SimCpu>,
+    stop: AtomicBool,
+    faults: Faults,
+    self_wake: Option<SelfWake>,
+    /// Counters of the run.
+    pub counters: Counters,
+    /// Bursts of the run.
+    pub bursts: Mutex<Vec<Burst>>,
+    jumps: AtomicUsize,
+}
+
+impl<P: Policy, const HZ: u32> Sim<P, HZ> {
+    /// A machine of `cpus` CPUs, those in `nohz_full` NO_HZ_FULL (out of housekeeping), all
+    /// in one LLC, NO_HZ active everywhere, CPU 0 keeping time.
+    pub fn new(
+        cpus: usize,
+        nohz_full: &[usize],
+        faults: Faults,
+        self_wake: Option<SelfWake>,
+    ) -> Result<Box<Self>, String> {
+        let nr = NrCpuIds::<CAP>::new(cpus).map_err(|e| e.to_string())?;
+        let sim = Box::new(Sim {
+            m: Box::new(Machine::new()),
+            nr,
+            start: Instant::now(),
+            jiffies: JiffiesCell::new(Jiffies::initial(HZ)),
+            last_jiffies_update: Mutex::new(0),
+            cpus: (0..cpus).map(|_| SimCpu::default()).collect(),
+            stop: AtomicBool::new(false),
+            faults,
+            self_wake,
+            counters: Counters::default(),
+            bursts: Mutex::new(Vec::new()),
+            jumps: AtomicUsize::new(0),
+        });
+        for c in &sim.cpus {
+            c.active.store(true, Relaxed);
+            c.tick_expiry.store(tick_nsec(HZ), Relaxed);
+            c.tick_armed.store(true, Relaxed);
+            c.next_timer.store(KTIME_MAX, Relaxed);
+        }
+        sim.m.init(cpus, &*sim).map_err(|e| e.to_string())?;
+        for &i in nohz_full {
+            let cpu = nr.cpu(i).map_err(|e| e.to_string())?;
+            sim.m.nohz_full().set(cpu);
+            sim.m.housekeeping().clear(cpu);
+            sim.cpus[i].nohz_full.store(true, Relaxed);
+        }
+        for cpu in nr.iter() {
+            sim.m.tick_nohz_activate(cpu, true);
+        }
+        sim.m.enable_sched_clock_irqtime();
+        Ok(sim)
+    }
+
+    /// `nr_cpu_ids`.
+    pub fn nr(&self) -> NrCpuIds<CAP> {
+        self.nr
+    }
+
+    /// CPU `i`.
+    pub fn cpu(&self, i: usize) -> Cpu {
+        // Callers pass indices below nr_cpu_ids; a bad one is a harness bug.
+        self.nr
+            .cpu(i)
+            .expect("CPU index within the simulated machine")
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Asks every CPU thread to finish.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Relaxed);
+        for c in &self.cpus {
+            c.need_resched.store(true, Relaxed);
+            if let Some(t) = c.thread.get() {
+                t.unpark();
+            }
+        }
+    }
+
+    /// Tells the crate (through `this_cpu`) which CPU the calling thread plays.
+    pub(crate) fn set_current(&self, cpu: Option<usize>) {
+        CURRENT.with(|c| c.set(cpu));
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+
+    fn wake(&self, i: usize) {
+        let c = &self.cpus[i];
+        c.need_resched.store(true, Relaxed);
+        if let Some(t) = c.thread.get() {
+            t.unpark();
+        }
+    }
+
+    /// Queues `tasks` on CPU `i` and wakes it (a wakeup: `ttwu`).
+    pub fn enqueue(&self, i: usize, tasks: impl IntoIterator<Item = Task>) {
+        {
+            let mut rq = self.cpus[i].rq.lock().unwrap_or_else(|e| e.into_inner());
+            rq.extend(tasks);
+            self.sync_rq(i, rq.len(), self.m.rq(self.cpu(i)).curr_is_idle());
+        }
+        self.wake(i);
+    }
+
+    /// Publishes CPU `i`'s queue length (plus the running task) to the crate's `Rq`.
+    fn sync_rq(&self, i: usize, queued: usize, idle: bool) {
+        let rq = self.m.rq(self.cpu(i));
+        let running = queued + usize::from(!idle);
+        rq.set_nr_running(running as u32);
+        rq.set_h_nr_runnable(running as u32);
+    }
+
+    /// Records a burst of `n` tasks and queues them on CPU `i`.
+    pub fn burst(&self, i: usize, n: usize, work_us: u64) {
+        let id = {
+            let mut b = self.bursts.lock().unwrap_or_else(|e| e.into_inner());
+            b.push(Burst {
+                at: Instant::now(),
+                remaining: n,
+                done: None,
+            });
+            b.len() - 1
+        };
+        self.enqueue(
+            i,
+            (0..n).map(|_| Task {
+                work_us,
+                burst: Some(id),
+                pinned: false,
+            }),
+        );
+    }
+
+    /// The monitor's sample, once per tick of wall time: counts idle CPUs that are tickless,
+    /// in the idle section, past their stop attempt and still absent from the idle mask.
+    pub fn sample_visibility(&self) {
+        for cpu in self.nr.iter() {
+            let ts = self.m.tick_sched(cpu);
+            if ts.flags().contains(TsFlags::STOPPED | TsFlags::INIDLE)
+                && self.cpus[cpu.index()].stop_attempt_ran.load(Relaxed)
+                && self.m.rq(cpu).idle_cpu()
+                && !self.m.nohz().idle_cpus_mask().test(cpu)
+            {
+                self.counters.invisible_idle_ticks.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// Fault: jump jiffies forward (a stalled timekeeper catching up at once).
+    pub fn jump_jiffies(&self) {
+        if self.faults.jiffies_jump > 0 {
+            self.jiffies.advance(self.faults.jiffies_jump);
+            self.jumps.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// One logical CPU's life: pin, then run tasks or idle until stopped. Returns its clocks.
+    pub fn cpu_main(&self, i: usize, core: Option<core_affinity::CoreId>) -> (bool, ThreadUsage) {
+        let pinned = core.is_some_and(core_affinity::set_for_current);
+        let cpu = self.cpu(i);
+        CURRENT.with(|c| c.set(Some(i)));
+        let _ = self.cpus[i].thread.set(std::thread::current());
+        let mut clock = ThreadClock::start();
+        let mut rng = fastrand::Rng::with_seed(0x5eed_0000 + i as u64);
+        let mut next_stall = self.stall_deadline(&mut rng);
+        while !self.stopping() {
+            self.service(cpu);
+            if let Some(task) = self.pick(i) {
+                self.run_task(cpu, task, &mut rng, &mut next_stall);
+                continue;
+            }
+            if self.m.newidle_balance(cpu, self) {
+                continue;
+            }
+            self.idle(cpu, &mut rng);
+        }
+        // Whatever kick is still in the mailbox is handled before the thread goes.
+        if self.cpus[i].ipi_pending.load(Relaxed) {
+            self.irq(cpu, Irq::Ipi);
+        }
+        clock.add_wait(Duration::from_nanos(self.cpus[i].waited_ns.load(Relaxed)));
+        CURRENT.with(|c| c.set(None));
+        (pinned, clock.finish())
+    }
+
+    fn stall_deadline(&self, rng: &mut fastrand::Rng) -> Option<Instant> {
+        (self.faults.stall_us > 0 && self.faults.stall_every_ms > 0).then(|| {
+            Instant::now()
+                + Duration::from_millis(rng.u64(1..=self.faults.stall_every_ms.max(1) * 2))
+        })
+    }
+
+    fn pick(&self, i: usize) -> Option<Task> {
+        let mut rq = self.cpus[i].rq.lock().unwrap_or_else(|e| e.into_inner());
+        let task = rq.pop_front()?;
+        let rqc = self.m.rq(self.cpu(i));
+        rqc.set_curr_is_idle(false);
+        self.sync_rq(i, rq.len(), false);
+        drop(rq);
+        self.update_full_dependency(i);
+        Some(task)
+    }
+
+    /// A NO_HZ_FULL CPU needs its tick while it has more than one runnable task.
+    fn update_full_dependency(&self, i: usize) {
+        if !self.cpus[i].nohz_full.load(Relaxed) {
+            return;
+        }
+        let cpu = self.cpu(i);
+        let ts = self.m.tick_sched(cpu);
+        let crowded = self.m.rq(cpu).nr_running() > 1;
+        let has = ts.tick_dep_mask() & TICK_DEP_SCHED != 0;
+        if crowded != has {
+            if crowded {
+                ts.tick_dep_set(TICK_DEP_SCHED);
+            } else {
+                ts.tick_dep_clear(TICK_DEP_SCHED);
+            }
+            self.m.tick_nohz_full_update_tick(cpu, self);
+        }
+    }
+
+    fn run_task(
+        &self,
+        cpu: Cpu,
+        task: Task,
+        rng: &mut fastrand::Rng,
+        next_stall: &mut Option<Instant>,
+    ) {
+        let i = cpu.index();
+        // Work is CPU time: a thread sharing its core with another takes longer to finish.
+        let work = Duration::from_micros(task.work_us);
+        let cpu_start = cpu_time::ThreadTime::now();
+        loop {
+            let slice_end = Instant::now() + SLICE;
+            while Instant::now() < slice_end {
+                std::hint::spin_loop();
+            }
+            if let Some(at) = *next_stall
+                && Instant::now() >= at
+            {
+                std::thread::sleep(Duration::from_micros(self.faults.stall_us));
+                *next_stall = self.stall_deadline(rng);
+            }
+            self.service(cpu);
+            if cpu_start.elapsed() >= work || self.stopping() {
+                break;
+            }
+        }
+        self.cpus[i].completed.fetch_add(1, Relaxed);
+        if let Some(b) = task.burst {
+            let mut bursts = self.bursts.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(burst) = bursts.get_mut(b) {
+                burst.remaining = burst.remaining.saturating_sub(1);
+                if burst.remaining == 0 {
+                    burst.done = Some(Instant::now());
+                }
+            }
+        }
+        let queued = self.cpus[i]
+            .rq
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len();
+        self.sync_rq(i, queued, false);
+        self.update_full_dependency(i);
+    }
+
+    /// Takes the interrupts that are due on `cpu`.
+    fn service(&self, cpu: Cpu) {
+        let c = &self.cpus[cpu.index()];
+        let now = self.now_ns();
+        if c.ipi_pending.load(Relaxed) && now >= c.ipi_at.load(Relaxed) {
+            self.irq(cpu, Irq::Ipi);
+        }
+        if c.tick_due(now) {
+            self.irq(cpu, Irq::Timer);
+        }
+    }
+
+    /// One interrupt on `cpu`, with irqtime and tick-sched entry and exit, then the softirq.
+    fn irq(&self, cpu: Cpu, kind: Irq) {
+        let i = cpu.index();
+        let c = &self.cpus[i];
+        self.m
+            .irqtime_account_irq(cpu, IrqContext::Task, self.now_ns());
+        self.m.tick_nohz_irq_enter(cpu, self);
+        match kind {
+            Irq::Ipi => {
+                if c.ipi_pending.swap(false, Relaxed) {
+                    self.m.nohz_csd_ipi(cpu, self);
+                    self.counters.ipis_delivered.fetch_add(1, Relaxed);
+                    if !self.m.rq(cpu).nohz_idle_balance().is_empty() {
+                        self.counters.ilb_passes.fetch_add(1, Relaxed);
+                    }
+                }
+            }
+            Irq::Timer => {
+                let now = self.now_ns();
+                if now >= c.next_timer.load(Relaxed) {
+                    // The churn workload's wakeup timer.
+                    c.next_timer.store(KTIME_MAX, Relaxed);
+                    if let Some(w) = self.self_wake {
+                        let work = fastrand::u64(w.min_work_us..=w.max_work_us.max(w.min_work_us));
+                        self.enqueue(
+                            i,
+                            [Task {
+                                work_us: work,
+                                burst: None,
+                                pinned: true,
+                            }],
+                        );
+                    }
+                }
+                if c.tick_due(now) {
+                    // A one-shot timer fires once; the handler re-arms a periodic tick.
+                    c.tick_armed.store(false, Relaxed);
+                    self.m.tick_sched_timer(cpu, self);
+                }
+            }
+        }
+        self.m
+            .irqtime_account_irq(cpu, IrqContext::Hardirq, self.now_ns());
+        self.m.tick_nohz_irq_exit(cpu, self);
+        if c.softirq.swap(false, Relaxed) {
+            self.m.balance_softirq(cpu, self);
+        }
+    }
+
+    /// Nothing to run: the crate's idle loop, with the churn wakeup timer armed first.
+    fn idle(&self, cpu: Cpu, rng: &mut fastrand::Rng) {
+        let i = cpu.index();
+        let c = &self.cpus[i];
+        if let Some(w) = self.self_wake {
+            let ticks = rng.u64(w.min_ticks..=w.max_ticks.max(w.min_ticks));
+            c.next_timer
+                .store(self.now_ns() + ticks * tick_nsec(HZ), Relaxed);
+        }
+        let rq = self.m.rq(cpu);
+        rq.set_curr_is_idle(true);
+        {
+            let q = c.rq.lock().unwrap_or_else(|e| e.into_inner());
+            self.sync_rq(i, q.len(), true);
+        }
+        rq.set_avg_idle(1_000_000);
+        // Idle adds blocked load for the ILB to decay.
+        c.blocked_load.store(4, Relaxed);
+        c.idle_entries.fetch_add(1, Relaxed);
+        c.calls_at_entry
+            .store(self.m.tick_sched(cpu).idle_calls(), Relaxed);
+        c.stop_attempt_ran.store(false, Relaxed);
+        let exit = self.m.do_idle(cpu, self);
+        c.stop_attempt_ran.store(false, Relaxed);
+        if exit == IdleExit::Resched {
+            c.need_resched.store(false, Relaxed);
+        }
+    }
+
+    /// Final checks once every CPU thread is gone: drains undelivered kicks on their CPUs' behalf
+    /// and counts kick bits left behind or a csd left busy.
+    pub fn final_checks(&self) {
+        for cpu in self.nr.iter() {
+            let c = &self.cpus[cpu.index()];
+            CURRENT.with(|x| x.set(Some(cpu.index())));
+            if c.ipi_pending.load(Relaxed) {
+                self.irq(cpu, Irq::Ipi);
+            }
+            let rq = self.m.rq(cpu);
+            if rq.nohz_flags().load().intersects(NohzFlags::KICK_MASK) || rq.csd_busy() {
+                self.counters.invariant_violations.fetch_add(1, Relaxed);
+            }
+            CURRENT.with(|x| x.set(None));
+        }
+    }
+}
+
+/// What interrupted a CPU.
+#[derive(Debug, Clone, Copy)]
+enum Irq {
+    Ipi,
+    Timer,
+}
+
+impl<P: Policy, const HZ: u32> Clock for Sim<P, HZ> {
+    const HZ: u32 = HZ;
+    fn jiffies(&self) -> Jiffies {
+        self.jiffies.get()
+    }
+}
+
+impl<P: Policy, const HZ: u32> CpuState<CAP> for Sim<P, HZ> {
+    fn cpu_active(&self, cpu: Cpu) -> bool {
+        self.cpus[cpu.index()].active.load(Relaxed)
+    }
+    fn need_resched(&self, cpu: Cpu) -> bool {
+        self.cpus[cpu.index()].need_resched.load(Relaxed)
+    }
+    fn this_cpu(&self) -> Option<Cpu> {
+        CURRENT.with(Cell::get).and_then(|i| self.nr.cpu(i).ok())
+    }
+    fn synchronize_rcu(&self) {
+        // The harness does no hotplug.
+    }
+}
+
+impl<P: Policy, const HZ: u32> Ipi<CAP> for Sim<P, HZ> {
+    fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
+        let c = &self.cpus[to.index()];
+        let delay = if self.faults.ipi_delay_us > 0 {
+            fastrand::u64(0..=self.faults.ipi_delay_us) * 1000
+        } else {
+            0
+        };
+        c.ipi_at.store(self.now_ns() + delay, Relaxed);
+        if c.ipi_pending.swap(true, Relaxed) {
+            // A second nohz IPI while one is in flight: the csd protocol forbids it.
+            self.counters.invariant_violations.fetch_add(1, Relaxed);
+        }
+        self.counters.kicks_sent.fetch_add(1, Relaxed);
+        if let Some(t) = c.thread.get() {
+            t.unpark();
+        }
+    }
+}
+
+impl<P: Policy, const HZ: u32> Softirq<CAP> for Sim<P, HZ> {
+    fn raise_sched_softirq(&self, cpu: Cpu) {
+        self.cpus[cpu.index()].softirq.store(true, Relaxed);
+    }
+}
+
+impl<P: Policy, const HZ: u32> Topology<CAP> for Sim<P, HZ> {
+    fn has_sched_domain(&self, _cpu: Cpu) -> bool {
+        self.nr.get() > 1
+    }
+    fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
+        self.nr.cpu(0).ok()
+    }
+}
+
+impl<P: Policy, const HZ: u32> Sim<P, HZ> {
+    /// Moves up to `want` queued tasks from the busiest other run queue to `to`'s.
+    fn pull(&self, to: usize, want: usize) -> usize {
+        let busiest = (0..self.nr.get()).filter(|&j| j != to).max_by_key(|&j| {
+            self.cpus[j]
+                .rq
+                .lock()
+                .map_or(0, |q| q.iter().filter(|t| !t.pinned).count())
+        });
+        let Some(from) = busiest else { return 0 };
+        let moved: Vec<Task> = {
+            let mut q = self.cpus[from].rq.lock().unwrap_or_else(|e| e.into_inner());
+            // Leave the source as busy as the destination will be; bound tasks stay.
+            let movable = q.iter().filter(|t| !t.pinned).count();
+            let take = want.min(movable / 2 + movable % 2);
+            let mut moved = Vec::with_capacity(take);
+            while moved.len() < take {
+                let Some(pos) = q.iter().rposition(|t| !t.pinned) else {
+                    break;
+                };
+                moved.extend(q.remove(pos));
+            }
+            let idle = self.m.rq(self.cpu(from)).curr_is_idle();
+            self.sync_rq(from, q.len(), idle);
+            moved
+        };
+        let n = moved.len();
+        if n > 0 {
+            self.cpus[to].pulled_in.fetch_add(n as u64, Relaxed);
+            self.enqueue(to, moved);
+            self.update_full_dependency(from);
+        }
+        n
+    }
+}
+
+impl<P: Policy, const HZ: u32> Balance<CAP> for Sim<P, HZ> {
+    fn update_blocked_averages(&self, _by: Cpu, cpu: Cpu) -> bool {
+        let c = &self.cpus[cpu.index()];
+        let left = c.blocked_load.load(Relaxed) / 2;
+        c.blocked_load.store(left, Relaxed);
+        left > 0
+    }
+    fn update_rq_clock(&self, _by: Cpu, _cpu: Cpu) {}
+    fn balance_domains(&self, _by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
+        let interval = if idle == CpuIdleType::Idle {
+            let want = if self.m.rq(cpu).idle_cpu() { 2 } else { 0 };
+            if want > 0 {
+                self.pull(cpu.index(), want);
+            }
+            4
+        } else {
+            16
+        };
+        self.jiffies.get().add(interval)
+    }
+    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+        let pulled = self.pull(cpu.index(), 1) > 0;
+        NewidleOutcome {
+            pulled_task: pulled,
+            next_balance: None,
+        }
+    }
+}
+
+impl<P: Policy, const HZ: u32> TickHardware<CAP> for Sim<P, HZ> {
+    fn ktime_get(&self) -> u64 {
+        self.now_ns()
+    }
+    fn jiffies_update(&self) -> (Jiffies, u64) {
+        let last = *self
+            .last_jiffies_update
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        (self.jiffies.get(), last)
+    }
+    fn update_jiffies(&self, now: u64) {
+        let period = tick_nsec(HZ);
+        let mut last = self
+            .last_jiffies_update
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if now < last.saturating_add(period) {
+            return;
+        }
+        let ticks = (now - *last) / period;
+        self.jiffies.advance(ticks as usize);
+        *last += ticks * period;
+    }
+    fn cpu_needs_tick(&self, _cpu: Cpu) -> bool {
+        false
+    }
+    fn next_timer_interrupt(&self, cpu: Cpu, _basej: Jiffies, _basem: u64) -> u64 {
+        self.cpus[cpu.index()].next_timer.load(Relaxed)
+    }
+    fn timer_base_try_to_set_idle(&self, cpu: Cpu, _basej: Jiffies, _basem: u64) -> Option<u64> {
+        let c = &self.cpus[cpu.index()];
+        c.base_idle.store(true, Relaxed);
+        Some(c.next_timer.load(Relaxed))
+    }
+    fn timer_clear_idle(&self, cpu: Cpu) {
+        self.cpus[cpu.index()].base_idle.store(false, Relaxed);
+    }
+    fn timekeeping_max_deferment(&self) -> u64 {
+        Duration::from_secs(2).as_nanos() as u64
+    }
+    fn program_tick(&self, cpu: Cpu, expires: u64) {
+        let c = &self.cpus[cpu.index()];
+        c.tick_expiry.store(expires, Relaxed);
+        c.tick_armed.store(true, Relaxed);
+    }
+    fn cancel_tick(&self, cpu: Cpu) {
+        self.cpus[cpu.index()].tick_armed.store(false, Relaxed);
+    }
+    fn tick_expiry(&self, cpu: Cpu) -> u64 {
+        self.cpus[cpu.index()].tick_expiry.load(Relaxed)
+    }
+    fn local_softirq_pending(&self, _cpu: Cpu) -> u32 {
+        0
+    }
+    fn cpu_online(&self, _cpu: Cpu) -> bool {
+        true
+    }
+    fn vtime_accounting(&self, cpu: Cpu) -> bool {
+        self.cpus[cpu.index()].nohz_full.load(Relaxed)
+    }
+}
+
+impl<P: Policy, const HZ: u32> IdleHooks<CAP> for Sim<P, HZ> {
+    fn poll_idle(&self, cpu: Cpu) {
+        self.enter_idle_state(cpu);
+    }
+    fn enter_idle_state(&self, cpu: Cpu) {
+        let i = cpu.index();
+        let c = &self.cpus[i];
+        // Past the stop attempt of this idle period, if it ran (idle_calls moved).
+        if self.m.tick_sched(cpu).idle_calls() > c.calls_at_entry.load(Relaxed) {
+            c.stop_attempt_ran.store(true, Relaxed);
+        }
+        loop {
+            if c.need_resched.load(Relaxed) || self.stopping() {
+                return;
+            }
+            let now = self.now_ns();
+            let ipi_due = c.ipi_pending.load(Relaxed) && now >= c.ipi_at.load(Relaxed);
+            let timer_due = c.tick_due(now);
+            if ipi_due || timer_due {
+                // An interrupt ends the idle state.
+                self.irq(cpu, if ipi_due { Irq::Ipi } else { Irq::Timer });
+                return;
+            }
+            let mut deadline = if c.tick_armed.load(Relaxed) {
+                c.tick_expiry.load(Relaxed)
+            } else {
+                KTIME_MAX
+            };
+            if c.ipi_pending.load(Relaxed) {
+                deadline = deadline.min(c.ipi_at.load(Relaxed));
+            }
+            let wait = deadline.saturating_sub(now).min(1_000_000);
+            let t0 = Instant::now();
+            std::thread::park_timeout(Duration::from_nanos(wait.max(1_000)));
+            c.waited_ns
+                .fetch_add(t0.elapsed().as_nanos() as u64, Relaxed);
+        }
+    }
+    fn report_idle_dead(&self, _cpu: Cpu) {}
+}
