@@ -177,7 +177,7 @@ fn main() -> ExitCode {
             faults,
             pin: !cli.no_pin,
         };
-        let mut discarded = 0;
+        let mut discarded_runs: Vec<RunStats> = Vec::new();
         if cpus > cores {
             report.notes.push(format!(
                 "{}: {cpus} logical CPUs on {cores} cores: threads pinned round-robin, so they \
@@ -198,7 +198,7 @@ fn main() -> ExitCode {
             }
             match run_policy(&cfg, patched, cli.hz) {
                 Ok(st) if st.descheduled => {
-                    discarded += 1;
+                    discarded_runs.push(st);
                     None
                 }
                 other => Some(other),
@@ -227,6 +227,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
+        let discarded = discarded_runs.len();
         report.discarded += discarded;
         let kept = legacy.len().min(patched.len());
         if cli.policy == PolicyArg::Both && kept < cli.runs as usize {
@@ -251,6 +252,8 @@ fn main() -> ExitCode {
         }
         report.runs.extend(legacy);
         report.runs.extend(patched);
+        // Shown (and checked) too, marked descheduled; never part of a comparison.
+        report.runs.extend(discarded_runs);
     }
     if show_progress {
         eprintln!("\r{:<60}\rdone", "");

@@ -26,7 +26,7 @@ pub struct Comparison {
 /// Everything a report holds.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// Every kept run, in the order run.
+    /// Every run, kept ones first per scenario; discarded ones are marked `descheduled`.
     pub runs: Vec<RunStats>,
     /// Runs discarded by the descheduling gate.
     pub discarded: usize,
@@ -122,15 +122,20 @@ impl Report {
     pub fn table(&self) -> String {
         let mut out = String::new();
         out.push_str(
-            "scenario    policy   cpus pinned  secs  idle_trans  kicks  ipis   ilb  tasks  invisible  violations  warnings\n",
+            "scenario    policy   cpus pinned  gate  secs  idle_trans  kicks  ipis   ilb  tasks  invisible  violations  warnings\n",
         );
         for r in &self.runs {
             out.push_str(&format!(
-                "{:<11} {:<8} {:>4} {:>6} {:>5.2} {:>11} {:>6} {:>5} {:>5} {:>6} {:>10} {:>11} {:>9}\n",
+                "{:<11} {:<8} {:>4} {:>6} {:>5} {:>5.2} {:>11} {:>6} {:>5} {:>5} {:>6} {:>10} {:>11} {:>9}\n",
                 r.scenario,
                 r.policy,
                 r.logical_cpus,
                 if r.pinned { "yes" } else { "no" },
+                match (r.gated, r.descheduled) {
+                    (false, _) => "off",
+                    (true, false) => "ok",
+                    (true, true) => "drop",
+                },
                 r.seconds,
                 r.idle_transitions,
                 r.kicks_sent,
@@ -162,7 +167,7 @@ impl Report {
         }
         if self.discarded > 0 {
             out.push_str(&format!(
-                "\n{} run(s) discarded: a pinned thread was descheduled (CPU time < 97 % of runnable time)\n",
+                "\n{} run(s) discarded (gate `drop`): a pinned thread was descheduled (CPU time < 97 % of runnable time)\n",
                 self.discarded
             ));
         }
