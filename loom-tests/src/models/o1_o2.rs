@@ -1,0 +1,48 @@
+//! O1/O2 (spec §6): `nohz_balance_enter_idle` on an idle CPU against `_nohz_idle_balance` with
+//! STATS|NEXT on the ILB, driving the crate's real `Machine`.
+//!
+//! Forbidden: the ILB's scan misses the newly registered CPU *and* its clear of
+//! `nohz.has_blocked_load` (`nohz.needs_update`) lands after that CPU's store of 1, leaving the
+//! flag 0: nobody would refresh the CPU's blocked load (fold its `next_balance`). Store
+//! buffering, so it takes a SeqCst fence on both sides (`NOHZ_ENTER_IDLE_FENCE`,
+//! `NOHZ_ILB_FENCE`); each weakening of either fence fails.
+
+use loom::sync::Arc;
+use loom::thread;
+use nohz::testing::{Event, HostPlatform};
+use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+
+/// The outcomes the race must reach.
+pub const CASES: &[&str] = &[
+    "the pass visited the new CPU",
+    "the pass missed the new CPU, both flags ended 1",
+];
+
+/// Main = the ILB (CPU 0) running a STATS|NEXT pass; one spawned thread = CPU 1 registering
+/// with `enter_idle`. After both: the pass visited CPU 1, or `nohz.has_blocked_load` and
+/// `nohz.needs_update` both ended 1 (so a later pass will).
+pub fn enter_idle_against_ilb<P: Policy>() -> crate::Explored {
+    crate::model_cases(CASES, |cases| {
+        let p = Arc::new(HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0)));
+        let m = Arc::new(Machine::<P, 2, 1>::new());
+        let nr = m.init(2, &*p).unwrap();
+        let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
+
+        let (m1, p1) = (m.clone(), p.clone());
+        let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
+        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        t.join().unwrap();
+
+        // Every CPU the scan visits gets its rq clock updated (its balance is due from init).
+        let visited = p.events().contains(&Event::RqClock { by: ilb, cpu: idle });
+        assert!(
+            visited || m.nohz().has_blocked_load(),
+            "O1: scan missed CPU 1 and nohz.has_blocked_load ended 0"
+        );
+        assert!(
+            visited || m.nohz().needs_update(),
+            "O2: scan missed CPU 1 and nohz.needs_update ended 0"
+        );
+        cases.hit(CASES[usize::from(!visited)]);
+    })
+}
