@@ -323,8 +323,15 @@ fn churn<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String> 
     let phase = cfg.seconds * 0.6;
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(phase);
+    let mut next_jump = start + Duration::from_millis(cfg.faults.jump_every_ms.max(1));
     let (pinned, mut usage) = with_cpus(&*sim, cfg, || {
-        tick_until(deadline, tick, |_| sim.sample_visibility());
+        tick_until(deadline, tick, |now| {
+            sim.sample_visibility();
+            if cfg.faults.jiffies_jump > 0 && now >= next_jump {
+                sim.jump_jiffies();
+                next_jump += Duration::from_millis(cfg.faults.jump_every_ms.max(1));
+            }
+        });
     });
     let churn_secs = start.elapsed().as_secs_f64();
     let all: Vec<usize> = (0..n).collect();
@@ -343,33 +350,32 @@ fn irqtime<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String
     let secs = cfg.seconds;
     let start = Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let results: Vec<(Option<f64>, ThreadUsage)> = std::thread::scope(|s| {
+    let results: Vec<(Option<f64>, ThreadUsage, bool)> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..n)
             .map(|i| {
                 let core = (cfg.pin && !cores.is_empty()).then(|| cores[i % cores.len()]);
                 let (sim, stop) = (&*sim, &stop);
                 s.spawn(move || {
-                    if let Some(core) = core {
-                        core_affinity::set_for_current(core);
-                    }
+                    let pinned = core.is_some_and(core_affinity::set_for_current);
                     if i % 2 == 0 {
                         let (ns, u) = sim.irq_stream_thread(i, Duration::from_secs_f64(secs));
                         stop.store(true, Relaxed);
-                        (Some(ns), u)
+                        (Some(ns), u, pinned)
                     } else {
                         let (_, u) = sim.pair_thread_until(i, stop);
-                        (None, u)
+                        (None, u, pinned)
                     }
                 })
             })
             .collect();
         hs.into_iter()
-            .map(|h| h.join().unwrap_or((None, ThreadUsage::default())))
+            .map(|h| h.join().unwrap_or((None, ThreadUsage::default(), false)))
             .collect()
     });
-    let usage: Vec<ThreadUsage> = results.iter().map(|(_, u)| *u).collect();
-    let ns: Vec<f64> = results.iter().filter_map(|(ns, _)| *ns).collect();
-    let mut st = base_stats(&*sim, cfg, cfg.pin, &usage, start.elapsed().as_secs_f64());
+    let usage: Vec<ThreadUsage> = results.iter().map(|(_, u, _)| *u).collect();
+    let ns: Vec<f64> = results.iter().filter_map(|(ns, _, _)| *ns).collect();
+    let pinned = cfg.pin && results.iter().all(|(_, _, p)| *p);
+    let mut st = base_stats(&*sim, cfg, pinned, &usage, start.elapsed().as_secs_f64());
     st.irq_ns_per_call = median(&ns);
     Ok(st)
 }
