@@ -74,7 +74,15 @@ impl ThreadUsage {
     }
 }
 
-/// The median of `xs` (the mean of the middle two for an even count), or `None` if empty.
+/// The median of `xs` (the mean of the middle two for an even count), or `None` if empty;
+/// non-finite values are ignored.
+///
+/// ```
+/// use nohz_stress::measure::median;
+/// assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+/// assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+/// assert_eq!(median(&[]), None);
+/// ```
 pub fn median(xs: &[f64]) -> Option<f64> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
     if v.is_empty() {
