@@ -158,32 +158,7 @@ impl<P: Policy> Sut<P> {
             self.last = None;
             return;
         }
-        let this = match step {
-            Step::Advance(_) | Step::AdvanceNs(_) | Step::Rebuild | Step::Key(_) => None,
-            Step::Remote { from, .. } => Some(from),
-            Step::Tick(c)
-            | Step::RunTask(c)
-            | Step::StopTask(c)
-            | Step::Newidle { cpu: c, .. }
-            | Step::IdleEnter(c)
-            | Step::IdleStop(c)
-            | Step::GovernorStop(c)
-            | Step::IdleRetain(c)
-            | Step::IdlePoll(c)
-            | Step::DoIdle(c)
-            | Step::Irq(c)
-            | Step::IdleExit(c)
-            | Step::DeliverIpi(c)
-            | Step::Softirq(c)
-            | Step::Set { cpu: c, .. }
-            | Step::Deactivate(c)
-            | Step::Dying(c)
-            | Step::Activate(c)
-            | Step::Isolate { cpu: c, .. }
-            | Step::IrqTime { cpu: c, .. }
-            | Step::ExitOutsideIdle(c)
-            | Step::SpuriousCsd(c) => Some(c),
-        };
+        let this = step.cpu();
         self.p.set_this_cpu(this.map(|c| self.cpu(c)));
         let (m, p) = (&*self.m, &self.p);
         match step {

@@ -263,6 +263,38 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// The CPU the step runs on (the caller's `smp_processor_id()`), if it runs on one.
+    pub fn cpu(self) -> Option<usize> {
+        match self {
+            Step::Advance(_) | Step::AdvanceNs(_) | Step::Rebuild | Step::Key(_) => None,
+            Step::Remote { from, .. } => Some(from),
+            Step::Tick(c)
+            | Step::RunTask(c)
+            | Step::StopTask(c)
+            | Step::Newidle { cpu: c, .. }
+            | Step::IdleEnter(c)
+            | Step::IdleStop(c)
+            | Step::GovernorStop(c)
+            | Step::IdleRetain(c)
+            | Step::IdlePoll(c)
+            | Step::DoIdle(c)
+            | Step::Irq(c)
+            | Step::IdleExit(c)
+            | Step::DeliverIpi(c)
+            | Step::Softirq(c)
+            | Step::Set { cpu: c, .. }
+            | Step::Deactivate(c)
+            | Step::Dying(c)
+            | Step::Activate(c)
+            | Step::Isolate { cpu: c, .. }
+            | Step::IrqTime { cpu: c, .. }
+            | Step::ExitOutsideIdle(c)
+            | Step::SpuriousCsd(c) => Some(c),
+        }
+    }
+}
+
 impl fmt::Debug for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -724,32 +756,7 @@ impl Model {
             self.out.skipped = true;
             return;
         }
-        self.this_cpu = match step {
-            Step::Advance(_) | Step::AdvanceNs(_) | Step::Rebuild | Step::Key(_) => None,
-            Step::Remote { from, .. } => Some(from),
-            Step::Tick(c)
-            | Step::RunTask(c)
-            | Step::StopTask(c)
-            | Step::Newidle { cpu: c, .. }
-            | Step::IdleEnter(c)
-            | Step::IdleStop(c)
-            | Step::GovernorStop(c)
-            | Step::IdleRetain(c)
-            | Step::IdlePoll(c)
-            | Step::DoIdle(c)
-            | Step::Irq(c)
-            | Step::IdleExit(c)
-            | Step::DeliverIpi(c)
-            | Step::Softirq(c)
-            | Step::Set { cpu: c, .. }
-            | Step::Deactivate(c)
-            | Step::Dying(c)
-            | Step::Activate(c)
-            | Step::Isolate { cpu: c, .. }
-            | Step::IrqTime { cpu: c, .. }
-            | Step::ExitOutsideIdle(c)
-            | Step::SpuriousCsd(c) => Some(c),
-        };
+        self.this_cpu = step.cpu();
         match step {
             Step::Advance(n) => self.now += n as u128,
             Step::AdvanceNs(n) => self.ns += n,
