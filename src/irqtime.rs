@@ -67,37 +67,44 @@ impl IrqTime {
 
     /// `irq_time_read(cpu)`: all irq and softirq time so far (ns).
     #[doc(alias = "irq_time_read")]
+    #[inline]
     pub fn total(&self) -> u64 {
         self.total.load(Relaxed)
     }
 
     /// `kcpustat.cpustat[CPUTIME_IRQ]` from irqtime (ns).
+    #[inline]
     pub fn hardirq(&self) -> u64 {
         self.hardirq.load(Relaxed)
     }
 
     /// `kcpustat.cpustat[CPUTIME_SOFTIRQ]` from irqtime (ns).
+    #[inline]
     pub fn softirq(&self) -> u64 {
         self.softirq.load(Relaxed)
     }
 
     /// `irqtime->tick_delta`: irq time not yet folded into tick accounting (ns).
+    #[inline]
     pub fn tick_delta(&self) -> u64 {
         self.tick_delta.load(Relaxed)
     }
 
     /// When the current accounting period started (`irq_start_time`).
+    #[inline]
     pub fn irq_start_time(&self) -> u64 {
         self.irq_start_time.load(Relaxed)
     }
 
     // Owner-only: a load and a store, as the kernel's per-CPU `+=`.
+    #[inline]
     fn add(counter: &AtomicU64, delta: u64) {
         counter.store(counter.load(Relaxed).wrapping_add(delta), Relaxed);
     }
 }
 
 impl Default for IrqTime {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -116,12 +123,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// The `sched_clock_irqtime` key itself (`Patched`).
+    #[inline]
     pub fn sched_clock_irqtime(&self) -> &crate::StaticKey {
         &self.sched_clock_irqtime
     }
 
     /// `enable_sched_clock_irqtime()`: at sched_clock registration (boot; any context).
     /// Idempotent.
+    #[inline]
     pub fn enable_sched_clock_irqtime(&self) {
         if P::IRQTIME_STATIC_KEY {
             self.sched_clock_irqtime.enable(&self.warnings().cpu_less());
@@ -147,6 +156,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `sched_clock_init_late()`'s irqtime part (a late initcall, so it may sleep): a clock
     /// found unstable before this point will never run the unstable-clock work, so irqtime is
     /// disabled here.
+    #[inline]
     pub fn sched_clock_init_late(&self, clock_stable_early: bool, ctx: &impl MaySleep) {
         if !clock_stable_early {
             self.disable_sched_clock_irqtime(ctx);
@@ -156,12 +166,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `__sched_clock_work()`'s irqtime part: the work item queued when a stable sched_clock
     /// is declared unstable (process context) disables irqtime.
     #[doc(alias = "__sched_clock_work")]
+    #[inline]
     pub fn sched_clock_work(&self, ctx: &impl MaySleep) {
         self.disable_sched_clock_irqtime(ctx);
     }
 
     /// `cpu`'s irq time record (`per_cpu(cpu_irqtime, cpu)`).
     #[doc(alias = "cpu_irqtime")]
+    #[inline]
     pub fn irqtime(&self, cpu: CpuId<N>) -> &IrqTime {
         self.irqtime.get(cpu)
     }

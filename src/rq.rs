@@ -59,6 +59,7 @@ pub struct AtomicNohzFlags(AtomicU32);
 impl AtomicNohzFlags {
     crate::maybe_const_fn! {
         /// No bits set.
+        #[inline]
         pub fn new() -> Self {
             AtomicNohzFlags(AtomicU32::new(0))
         }
@@ -106,6 +107,7 @@ impl AtomicNohzFlags {
 }
 
 impl Default for AtomicNohzFlags {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -208,66 +210,82 @@ impl Rq {
     // ---- the scheduler's fields, kept current by the kernel ----
 
     /// `rq->nr_running`.
+    #[inline]
     pub fn nr_running(&self) -> u32 {
         self.hot.nr_running.load(Relaxed)
     }
     /// Sets `rq->nr_running`.
+    #[inline]
     pub fn set_nr_running(&self, n: u32) {
         self.hot.nr_running.store(n, Relaxed);
     }
     /// `rq->ttwu_pending`.
+    #[inline]
     pub fn ttwu_pending(&self) -> bool {
         self.hot.ttwu_pending.load(Relaxed)
     }
     /// Sets `rq->ttwu_pending`.
+    #[inline]
     pub fn set_ttwu_pending(&self, pending: bool) {
         self.hot.ttwu_pending.store(pending, Relaxed);
     }
     /// Whether the idle task is current (`rq->curr == rq->idle`).
+    #[inline]
     pub fn curr_is_idle(&self) -> bool {
         self.hot.curr_is_idle.load(Relaxed)
     }
     /// Sets whether the idle task is current.
+    #[inline]
     pub fn set_curr_is_idle(&self, idle: bool) {
         self.hot.curr_is_idle.store(idle, Relaxed);
     }
     /// `rq->cfs.h_nr_runnable`.
+    #[inline]
     pub fn h_nr_runnable(&self) -> u32 {
         self.hot.h_nr_runnable.load(Relaxed)
     }
     /// Sets `rq->cfs.h_nr_runnable`.
+    #[inline]
     pub fn set_h_nr_runnable(&self, n: u32) {
         self.hot.h_nr_runnable.store(n, Relaxed);
     }
     /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
+    #[inline]
     pub fn cpu_capacity(&self) -> u64 {
         self.hot.cpu_capacity.load(Relaxed)
     }
     /// Sets `rq->cpu_capacity`.
+    #[inline]
     pub fn set_cpu_capacity(&self, capacity: u64) {
         self.hot.cpu_capacity.store(capacity, Relaxed);
     }
     /// `rq->misfit_task_load`: nonzero when the current task does not fit this CPU.
+    #[inline]
     pub fn misfit_task_load(&self) -> u64 {
         self.hot.misfit_task_load.load(Relaxed)
     }
     /// Sets `rq->misfit_task_load`.
+    #[inline]
     pub fn set_misfit_task_load(&self, load: u64) {
         self.hot.misfit_task_load.store(load, Relaxed);
     }
     /// `rq->avg_idle` in nanoseconds.
+    #[inline]
     pub fn avg_idle(&self) -> u64 {
         self.nohz.avg_idle.load(Relaxed)
     }
     /// Sets `rq->avg_idle`.
+    #[inline]
     pub fn set_avg_idle(&self, ns: u64) {
         self.nohz.avg_idle.store(ns, Relaxed);
     }
     /// `rq->next_balance`: this runqueue's next periodic balance.
+    #[inline]
     pub fn next_balance(&self) -> Jiffies {
         Jiffies::new(self.nohz.next_balance.load(Relaxed))
     }
     /// Sets `rq->next_balance` (the crate does it after each balance pass it runs).
+    #[inline]
     pub fn set_next_balance(&self, at: Jiffies) {
         self.nohz.next_balance.store(at.get(), Relaxed);
     }
@@ -275,77 +293,96 @@ impl Rq {
     // ---- NOHZ fields, owned by the crate; readable for tests and reports ----
 
     /// `rq->nohz_flags`.
+    #[inline]
     pub fn nohz_flags(&self) -> &AtomicNohzFlags {
         &self.kick.nohz_flags
     }
     /// `rq->nohz_tick_stopped`: this CPU is registered in `nohz.idle_cpus_mask`.
+    #[inline]
     pub fn nohz_tick_stopped(&self) -> bool {
         self.nohz.nohz_tick_stopped.load(Relaxed)
     }
+    #[inline]
     pub(crate) fn set_nohz_tick_stopped(&self, stopped: bool) {
         self.nohz.nohz_tick_stopped.store(stopped, Relaxed);
     }
     /// `rq->has_blocked_load`.
+    #[inline]
     pub fn has_blocked_load(&self) -> bool {
         self.nohz.has_blocked_load.load(Relaxed)
     }
+    #[inline]
     pub(crate) fn set_has_blocked_load(&self, blocked: bool) {
         self.nohz.has_blocked_load.store(blocked, Relaxed);
     }
     /// `rq->last_blocked_load_update_tick`.
+    #[inline]
     pub fn last_blocked_load_update_tick(&self) -> Jiffies {
         Jiffies::new(self.nohz.last_blocked_load_update_tick.load(Relaxed))
     }
+    #[inline]
     pub(crate) fn set_last_blocked_load_update_tick(&self, at: Jiffies) {
         self.nohz
             .last_blocked_load_update_tick
             .store(at.get(), Relaxed);
     }
     /// `rq->idle_balance`: the `idle_cpu()` snapshot taken by the tick or the csd handler.
+    #[inline]
     pub fn idle_balance(&self) -> bool {
         self.nohz.idle_balance.load(Relaxed)
     }
+    #[inline]
     pub(crate) fn set_idle_balance(&self, idle: bool) {
         self.nohz.idle_balance.store(idle, Relaxed);
     }
     /// `rq->nohz_idle_balance`: the flags handed from the csd handler to the softirq.
+    #[inline]
     pub fn nohz_idle_balance(&self) -> NohzFlags {
         NohzFlags::from_bits_retain(self.nohz.nohz_idle_balance.load(Relaxed))
     }
+    #[inline]
     pub(crate) fn set_nohz_idle_balance(&self, flags: NohzFlags) {
         self.nohz.nohz_idle_balance.store(flags.bits(), Relaxed);
     }
     /// Whether the csd is queued or its handler not yet started (`CSD_FLAG_LOCK`).
+    #[inline]
     pub fn csd_busy(&self) -> bool {
         self.kick.csd_busy.load(Relaxed)
     }
     /// `csd_lock`: true if this call took the csd (it was free). Relaxed: the owner reached
     /// here through the AcqRel `fetch_or` that read the handler's release of the bits, which
     /// the handler issued after freeing the csd (spec §6 O3).
+    #[inline]
     pub(crate) fn csd_lock(&self) -> bool {
         !self.kick.csd_busy.swap(true, Relaxed)
     }
     /// `csd_unlock`: frees the csd; its handler does this before running the callback.
+    #[inline]
     pub(crate) fn csd_unlock(&self) -> bool {
         self.kick.csd_busy.swap(false, Relaxed)
     }
     /// Whether this CPU has a base scheduling domain (`rq->sd != NULL`).
+    #[inline]
     pub fn has_sched_domain(&self) -> bool {
         self.nohz.has_domain.load(Relaxed)
     }
     /// The lowest CPU of this CPU's LLC domain (`sd_llc_id`), as an index, if it has one.
+    #[inline]
     pub fn llc_leader(&self) -> Option<usize> {
         let leader = self.nohz.llc_leader.load(Relaxed);
         (leader != NO_CPU).then_some(leader as usize)
     }
     /// `sd_llc->nohz_idle`: this CPU is counted as not busy in its LLC.
+    #[inline]
     pub fn nohz_idle(&self) -> bool {
         self.nohz.nohz_idle.load(Relaxed)
     }
+    #[inline]
     pub(crate) fn set_nohz_idle(&self, idle: bool) {
         self.nohz.nohz_idle.store(idle, Relaxed);
     }
     /// Installs rebuilt domain facts; `nohz_idle` starts at 0 as in a fresh domain.
+    #[inline]
     pub(crate) fn set_domains(&self, has_domain: bool, llc_leader: Option<usize>) {
         self.nohz.has_domain.store(has_domain, Relaxed);
         self.nohz
@@ -356,6 +393,7 @@ impl Rq {
 }
 
 impl Default for Rq {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }

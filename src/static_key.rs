@@ -55,6 +55,7 @@ pub enum StaticKeyError {
 }
 
 impl fmt::Display for StaticKeyError {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             StaticKeyError::Overflow => "static key count would overflow",
@@ -69,6 +70,7 @@ impl StaticKey {
     crate::maybe_const_fn! {
         /// A key that starts disabled (`DEFINE_STATIC_KEY_FALSE`).
         #[doc(alias = "DEFINE_STATIC_KEY_FALSE")]
+        #[inline]
         pub fn new_false() -> Self {
             StaticKey { count: CachePadded::new(AtomicI32::new(0)) }
         }
@@ -77,6 +79,7 @@ impl StaticKey {
     crate::maybe_const_fn! {
         /// A key that starts enabled (`DEFINE_STATIC_KEY_TRUE`).
         #[doc(alias = "DEFINE_STATIC_KEY_TRUE")]
+        #[inline]
         pub fn new_true() -> Self {
             StaticKey { count: CachePadded::new(AtomicI32::new(1)) }
         }
@@ -91,6 +94,7 @@ impl StaticKey {
 
     /// The raw count (`static_key_count`).
     #[doc(alias = "static_key_count")]
+    #[inline]
     pub fn count(&self) -> i32 {
         self.count.load(Relaxed)
     }
@@ -140,6 +144,7 @@ impl StaticKey {
     /// disabled the key.
     #[doc(alias = "static_key_disable")]
     #[doc(alias = "static_branch_disable")]
+    #[inline]
     pub fn disable(&self, warn: &impl WarnSink) -> bool {
         let seen = self.count.load(Relaxed);
         if seen != 1 {

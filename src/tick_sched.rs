@@ -113,28 +113,34 @@ impl TickSched {
     }
 
     /// `ts->flags`.
+    #[inline]
     pub fn flags(&self) -> TsFlags {
         TsFlags::from_bits_retain(self.flags.load(Relaxed))
     }
 
     /// `tick_nohz_tick_stopped_cpu(cpu)`: the tick is stopped.
     #[doc(alias = "tick_nohz_tick_stopped_cpu")]
+    #[inline]
     pub fn tick_stopped(&self) -> bool {
         self.flags().contains(TsFlags::STOPPED)
     }
 
+    #[inline]
     fn test(&self, f: TsFlags) -> bool {
         self.flags().contains(f)
     }
     // Owner-only read-modify-writes: a load and a store, as the kernel's non-atomic RMW.
+    #[inline]
     fn set(&self, f: TsFlags) {
         self.flags
             .store(self.flags.load(Relaxed) | f.bits(), Relaxed);
     }
+    #[inline]
     fn clear(&self, f: TsFlags) {
         self.flags
             .store(self.flags.load(Relaxed) & !f.bits(), Relaxed);
     }
+    #[inline]
     fn bump(counter: &AtomicU64) {
         counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
     }
@@ -174,24 +180,28 @@ impl TickSched {
     }
 
     /// `ts->tick_dep_mask`: this CPU's tick dependencies.
+    #[inline]
     pub fn tick_dep_mask(&self) -> u32 {
         self.tick_dep_mask.load(Relaxed)
     }
 
     /// `tick_dep_set_cpu(cpu, bit)`: something on this CPU needs the tick (any CPU may call).
     #[doc(alias = "tick_dep_set_cpu")]
+    #[inline]
     pub fn tick_dep_set(&self, bits: u32) {
         self.tick_dep_mask.fetch_or(bits, Relaxed);
     }
 
     /// `tick_dep_clear_cpu(cpu, bit)`.
     #[doc(alias = "tick_dep_clear_cpu")]
+    #[inline]
     pub fn tick_dep_clear(&self, bits: u32) {
         self.tick_dep_mask.fetch_and(!bits, Relaxed);
     }
 }
 
 impl Default for TickSched {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -204,6 +214,7 @@ pub const TICK_DEP_SCHED: u32 = 1 << 2;
 
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// The CPU that owns the jiffies update (`tick_do_timer_cpu`), if any.
+    #[inline]
     pub fn tick_do_timer_cpu(&self) -> Option<CpuId<N>> {
         self.nr_cpu_ids()
             .cpu(self.tick_globals.do_timer_cpu.load(Relaxed) as usize)
@@ -211,6 +222,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// Makes `cpu` the timekeeper (boot: the boot CPU), or nobody.
+    #[inline]
     pub fn set_tick_do_timer_cpu(&self, cpu: Option<CpuId<N>>) {
         self.tick_globals.do_timer_cpu.store(
             cpu.map_or(TICK_DO_TIMER_NONE, |c| c.index() as u32),
@@ -220,12 +232,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_dep_set(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
     #[doc(alias = "tick_dep_set")]
+    #[inline]
     pub fn tick_dep_set_global(&self, bits: u32) {
         self.tick_globals.tick_dep_mask.fetch_or(bits, Relaxed);
     }
 
     /// `tick_dep_clear(bit)`.
     #[doc(alias = "tick_dep_clear")]
+    #[inline]
     pub fn tick_dep_clear_global(&self, bits: u32) {
         self.tick_globals.tick_dep_mask.fetch_and(!bits, Relaxed);
     }
@@ -233,22 +247,26 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_full_mask`: the NO_HZ_FULL CPUs (`nohz_full=`). Set them at boot, and take
     /// them out of [`housekeeping`](Self::housekeeping) too.
     #[doc(alias = "tick_nohz_full_mask")]
+    #[inline]
     pub fn nohz_full(&self) -> &crate::CpuMask<W> {
         &self.nohz_full
     }
 
     /// `tick_nohz_full_cpu(cpu)`.
+    #[inline]
     pub fn tick_nohz_full_cpu(&self, cpu: CpuId<N>) -> bool {
         self.nohz_full.test(cpu)
     }
 
     /// `cpu`'s `struct tick_sched`.
+    #[inline]
     pub fn tick_sched(&self, cpu: CpuId<N>) -> &TickSched {
         self.ticks.get(cpu)
     }
 
     /// `tick_nohz_activate` / the switch to NO_HZ mode on `cpu` (`TS_FLAG_NOHZ`, plus
     /// `TS_FLAG_HIGHRES` for the high-resolution tick). Until then the tick never stops.
+    #[inline]
     pub fn tick_nohz_activate(&self, cpu: CpuId<N>, highres: bool) {
         let ts = self.tick_sched(cpu);
         ts.set(TsFlags::NOHZ);
@@ -258,12 +276,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `tick_nohz_tick_stopped()` on `cpu`.
+    #[inline]
     pub fn tick_nohz_tick_stopped(&self, cpu: CpuId<N>) -> bool {
         self.tick_sched(cpu).tick_stopped()
     }
 
     /// `tick_nohz_idle_enter()` on `cpu`: entering the idle loop's tick-idle section. Warns if
     /// a next-event computation is still cached; sets INIDLE and starts idle-time accounting.
+    #[inline]
     pub fn tick_nohz_idle_enter<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.check_on_cpu(cpu, plat);
         let ts = self.tick_sched(cpu);
@@ -274,6 +294,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `tick_nohz_start_idle()`: idle time accumulates from now.
+    #[inline]
     fn tick_nohz_start_idle<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         let ts = self.tick_sched(cpu);
         ts.idle_entrytime.store(plat.ktime_get(), Relaxed);
@@ -314,6 +335,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_nohz_irq_exit()` on `cpu`: in the idle section, resume idle-time accounting;
     /// otherwise give a NO_HZ_FULL CPU the chance to stop (or restart) its tick.
+    #[inline]
     pub fn tick_nohz_irq_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if self.tick_sched(cpu).test(TsFlags::INIDLE) {
             self.tick_nohz_start_idle(cpu, plat);
@@ -499,6 +521,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `tick_nohz_idle_retain_tick()`: the governor keeps the tick; drop the cached event.
+    #[inline]
     pub fn tick_nohz_idle_retain_tick(&self, cpu: CpuId<N>) {
         self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
     }
@@ -506,6 +529,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_get_sleep_length()`'s caching part, for a cpuidle governor: computes and
     /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
     /// reuses it. Returns 0 when the tick cannot or should not stop.
+    #[inline]
     pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
         if !self.can_stop_idle_tick(cpu, plat) {
             return 0;
@@ -515,6 +539,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_nohz_idle_restart_tick()` (the polling idle path): restart a stopped tick and
     /// account the idle ticks. Never registers the CPU for idle balancing.
+    #[inline]
     pub fn tick_nohz_idle_restart_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if self.tick_sched(cpu).tick_stopped() {
             let now = plat.ktime_get();
@@ -599,6 +624,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_nohz_full_stop_tick()`: stop the tick of a NO_HZ_FULL CPU while it runs a task.
     /// Never registers the CPU for idle balancing: it is busy.
+    #[inline]
     pub fn tick_nohz_full_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if self.tick_nohz_next_event(cpu, plat) != 0 {
             self.tick_stop(cpu, plat);
@@ -625,6 +651,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_nohz_full_update_tick()`: on a NO_HZ_FULL CPU in NO_HZ mode, re-evaluate the
     /// tick (from irq exit and dependency changes).
+    #[inline]
     pub fn tick_nohz_full_update_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if !self.tick_nohz_full_cpu(cpu) || !self.tick_sched(cpu).test(TsFlags::NOHZ) {
             return;

@@ -139,6 +139,7 @@ pub struct Warnings<const N: usize> {
 impl<const N: usize> Warnings<N> {
     crate::maybe_const_fn! {
         /// All counters zero.
+        #[inline]
         pub fn new() -> Self {
             Warnings {
                 per_cpu: atomic_array![AtomicU64::new(0); N],
@@ -167,21 +168,25 @@ impl<const N: usize> Warnings<N> {
     }
 
     /// Warnings counted against `cpu`.
+    #[inline]
     pub fn on_cpu(&self, cpu: CpuId<N>) -> u64 {
         self.per_cpu[cpu.index()].load(Relaxed)
     }
 
     /// Warnings counted outside any CPU.
+    #[inline]
     pub fn outside_cpus(&self) -> u64 {
         self.cpu_less.load(Relaxed)
     }
 
     /// Warnings of one kind, wherever counted.
+    #[inline]
     pub fn of_kind(&self, kind: Warning) -> u64 {
         self.by_kind.get(kind.slot()).map_or(0, |c| c.load(Relaxed))
     }
 
     /// All warnings: the CPU-less ones plus those of every CPU below `nr_cpu_ids`.
+    #[inline]
     pub fn total(&self, nr_cpu_ids: NrCpuIds<N>) -> u64 {
         nr_cpu_ids
             .iter()
@@ -191,6 +196,7 @@ impl<const N: usize> Warnings<N> {
 }
 
 impl<const N: usize> Default for Warnings<N> {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }

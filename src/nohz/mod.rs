@@ -93,50 +93,61 @@ impl<const W: usize> Nohz<W> {
 
     /// `nohz.idle_cpus_mask`: CPUs idle with the tick stopped and registered for balancing. A
     /// hint: consumers re-check `idle_cpu()`.
+    #[inline]
     pub fn idle_cpus_mask(&self) -> &CpuMask<W> {
         &self.idle_cpus_mask
     }
 
     /// `nohz.has_blocked_load`: some idle CPU may still have undecayed blocked load.
+    #[inline]
     pub fn has_blocked_load(&self) -> bool {
         self.scalars.has_blocked_load.load(Relaxed) != 0
     }
 
     /// `nohz.needs_update`: a CPU joined the mask; `nohz.next_balance` must be recomputed.
+    #[inline]
     pub fn needs_update(&self) -> bool {
         self.scalars.needs_update.load(Relaxed) != 0
     }
 
     /// `nohz.next_balance`: the earliest time an idle CPU needs periodic balancing.
+    #[inline]
     pub fn next_balance(&self) -> Jiffies {
         Jiffies::new(self.scalars.next_balance.load(Relaxed))
     }
 
     /// `nohz.next_blocked`: when the next blocked-load refresh is due.
+    #[inline]
     pub fn next_blocked(&self) -> Jiffies {
         Jiffies::new(self.scalars.next_blocked.load(Relaxed))
     }
 
     /// `nohz.nr_cpus` (`Legacy` only; always 0 under `Patched`, which has no counter).
+    #[inline]
     pub fn nr_cpus(&self) -> u32 {
         self.scalars.nr_cpus.load(Relaxed)
     }
 
+    #[inline]
     fn store_has_blocked_load(&self, v: bool) {
         self.scalars.has_blocked_load.store(v as u32, Relaxed);
     }
+    #[inline]
     fn store_needs_update(&self, v: bool) {
         self.scalars.needs_update.store(v as u32, Relaxed);
     }
+    #[inline]
     fn store_next_balance(&self, at: Jiffies) {
         self.scalars.next_balance.store(at.get(), Relaxed);
     }
+    #[inline]
     fn store_next_blocked(&self, at: Jiffies) {
         self.scalars.next_blocked.store(at.get(), Relaxed);
     }
 }
 
 impl<const W: usize> Default for Nohz<W> {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }
@@ -185,6 +196,7 @@ pub enum InitError {
 }
 
 impl fmt::Display for InitError {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             InitError::Cpus(e) => write!(f, "bad CPU count: {e}"),
@@ -300,6 +312,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// CPU `index`, if this machine has it.
+    #[inline]
     pub fn cpu(&self, index: usize) -> Result<CpuId<N>, CpuError> {
         self.nr_cpu_ids().cpu(index)
     }
@@ -312,6 +325,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// The `nohz` global.
+    #[inline]
     pub fn nohz(&self) -> &Nohz<W> {
         &self.nohz
     }
@@ -319,20 +333,24 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)`: the CPUs that may be picked as idle load
     /// balancer. All CPUs after `init`; clear the NO_HZ_FULL (isolated) ones.
     #[doc(alias = "housekeeping_cpumask")]
+    #[inline]
     pub fn housekeeping(&self) -> &CpuMask<W> {
         &self.housekeeping
     }
 
     /// The warning counters.
+    #[inline]
     pub fn warnings(&self) -> &Warnings<N> {
         &self.warnings
     }
 
     /// `sd_llc_shared->nr_busy_cpus` of `cpu`'s LLC, or `None` if it has no LLC domain.
+    #[inline]
     pub fn llc_nr_busy_cpus(&self, cpu: CpuId<N>) -> Option<i32> {
         self.llc_of(cpu).map(|l| l.nr_busy_cpus.load(Relaxed))
     }
 
+    #[inline]
     fn llc_of(&self, cpu: CpuId<N>) -> Option<&LlcShared> {
         let leader = self.rq(cpu).llc_leader()?;
         // The leader index was checked against nr_cpu_ids when the topology was built.
@@ -340,12 +358,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         Some(self.llcs.get(leader))
     }
 
+    #[inline]
     pub(crate) fn warn_at(&self, cpu: CpuId<N>) -> WarnAt<'_, N> {
         self.warnings.at(cpu)
     }
 
     /// The kernel's "this runs on its own CPU" check: counts a warning against `cpu` when the
     /// platform says the caller is on another CPU; the path then carries on, as the kernel does.
+    #[inline]
     pub(crate) fn check_on_cpu<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if let Some(me) = plat.this_cpu() {
             self.warn_at(cpu).warn_on(me != cpu, Warning::WrongCpu);
@@ -360,6 +380,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// leave and re-register (their later exit does not count them twice). Refused, changing
     /// nothing, if the platform's LLC leaders are inconsistent.
     #[doc(alias = "build_sched_domains")]
+    #[inline]
     pub fn rebuild_sched_domains<Pl: Platform<N>>(&self, plat: &Pl) -> Result<(), TopologyError> {
         let nr = self.nr_cpu_ids();
         self.check_topology(nr, plat)?;
@@ -405,6 +426,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// still pick this CPU (`synchronize_rcu`). Rebuild the domains afterwards as the kernel's
     /// hotplug path does.
     #[doc(alias = "sched_cpu_deactivate")]
+    #[inline]
     pub fn cpu_deactivate<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.exit_idle(cpu, plat);
         plat.synchronize_rcu();
@@ -414,6 +436,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// from `smpcfs_dying_cpu`): if a nohz kick is still queued for `cpu`, run its handler now,
     /// so no kick bit and no busy csd survive to the CPU's next life.
     #[doc(alias = "flush_smp_call_function_queue")]
+    #[inline]
     pub fn cpu_dying<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if self.rq(cpu).csd_busy() {
             self.nohz_csd_ipi(cpu, plat);
@@ -422,6 +445,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 }
 
 impl<P: Policy, const N: usize, const W: usize> Default for Machine<P, N, W> {
+    #[inline]
     fn default() -> Self {
         Self::new()
     }

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Deterministic guards (no timing): build ci/guards in release mode, then
+#   T9:  the machine code of enter_idle / exit_idle (both policies) has no `cmpxchg` (a
+#        compare-exchange retry loop); their RMWs must be single locked instructions;
+#   T5a: the instruction count of one not-due `nohz_balancer_kick` call, measured with
+#        cachegrind (exact and repeatable), may not grow more than 2 instructions past the
+#        committed baseline in ci/guards/t5a-baseline.txt. If it shrinks, the script says so:
+#        lower the baseline in the same commit.
+set -euo pipefail
+cd "$(dirname "$0")/guards"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR_GUARDS:-target}"
+cargo build --release --quiet
+bin="$CARGO_TARGET_DIR/release/nohz-guards"
+
+python3 - "$bin" <<'PY'
+import re, subprocess, sys
+dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", sys.argv[1]],
+                     check=True, capture_output=True, text=True).stdout
+funcs, name = {}, None
+for line in dis.splitlines():
+    m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+    if m:
+        name = m.group(1); funcs[name] = []; continue
+    if name and line.strip():
+        funcs[name].append(line)
+bad = 0
+for f in ["t9_enter_idle_patched", "t9_exit_idle_patched", "t9_enter_idle_legacy", "t9_exit_idle_legacy"]:
+    body = funcs.get(f)
+    if body is None:
+        print(f"T9 {f}: not found in the binary"); bad += 1; continue
+    locked = sum(1 for l in body if "lock " in l)
+    cx = [l.strip() for l in body if "cmpxchg" in l]
+    print(f"T9 {f}: {len(body)} instructions, {locked} locked, cmpxchg: {len(cx)} -> {'pass' if not cx else 'fail'}")
+    bad += bool(cx)
+sys.exit(1 if bad else 0)
+PY
+
+count() {
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$bin" kick "$1" 2>&1 \
+        | sed -nE 's/.*I +refs: +([0-9,]+).*/\1/p' | tr -d ,
+}
+calls=100000
+base=$(count 0)
+full=$(count "$calls")
+per_call=$(( (full - base + calls / 2) / calls ))
+baseline=$(cat t5a-baseline.txt)
+if (( per_call > baseline + 2 )); then
+    echo "T5a not-due kick: $per_call instructions per call, baseline $baseline (+2 allowed) -> fail"
+    exit 1
+fi
+echo "T5a not-due kick: $per_call instructions per call, baseline $baseline (+2 allowed) -> pass"
+if (( per_call < baseline )); then
+    echo "T5a: the path got shorter; lower ci/guards/t5a-baseline.txt to $per_call"
+fi

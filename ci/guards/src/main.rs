@@ -1,0 +1,154 @@
+//! Hot paths behind `#[inline(never)]`, `#[no_mangle]` wrappers, so that `ci/guards.sh` can
+//! read their machine code (T9: no `cmpxchg` loop in enter/exit) and count their instructions
+//! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
+//!
+//! `guards kick N` runs the not-due kick path N times; `guards pairs N` runs N enter+exit pairs
+//! under each policy. The platform is the smallest one that satisfies the traits, so the counts
+//! are the crate's own.
+
+use nohz::platform::{
+    Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
+};
+use nohz::{CpuId, Jiffies, Legacy, Machine, Patched, Policy};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+const N: usize = 64;
+type Cpu = CpuId<N>;
+
+/// A platform with nothing in it but a clock: every CPU active, each in an LLC of its own,
+/// nothing pending.
+pub struct Bare {
+    jiffies: AtomicUsize,
+}
+
+impl Clock for Bare {
+    fn jiffies(&self) -> Jiffies {
+        Jiffies::new(self.jiffies.load(Relaxed))
+    }
+}
+impl CpuState<N> for Bare {
+    fn cpu_active(&self, _cpu: Cpu) -> bool {
+        true
+    }
+    fn need_resched(&self, _cpu: Cpu) -> bool {
+        false
+    }
+    fn synchronize_rcu(&self) {}
+}
+impl Ipi<N> for Bare {
+    fn send_nohz_ipi(&self, _from: Cpu, _to: Cpu) {}
+}
+impl Softirq<N> for Bare {
+    fn raise_sched_softirq(&self, _cpu: Cpu) {}
+}
+impl Topology<N> for Bare {
+    fn has_sched_domain(&self, _cpu: Cpu) -> bool {
+        true
+    }
+    fn llc_leader(&self, cpu: Cpu) -> Option<Cpu> {
+        // Each CPU in an LLC of its own, as the benchmarks' "pair" is defined.
+        Some(cpu)
+    }
+}
+impl Balance<N> for Bare {
+    fn update_blocked_averages(&self, _by: Cpu, _cpu: Cpu) -> bool {
+        false
+    }
+    fn update_rq_clock(&self, _by: Cpu, _cpu: Cpu) {}
+    fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
+        self.jiffies()
+    }
+    fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
+        NewidleOutcome {
+            pulled_task: false,
+            next_balance: None,
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_enter_idle_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) {
+    m.enter_idle(cpu, p);
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_exit_idle_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) {
+    m.exit_idle(cpu, p);
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_enter_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
+    m.enter_idle(cpu, p);
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_exit_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
+    m.exit_idle(cpu, p);
+}
+
+/// The not-due path: a busy CPU's kick while `nohz.next_balance` is ahead, no blocked load
+/// due and no update needed (returns `NoFlags`).
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t5a_kick_not_due_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) -> bool {
+    matches!(m.balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
+}
+
+fn machine<P: Policy>(p: &Bare) -> Box<Machine<P, N, 1>> {
+    let m = Box::new(Machine::<P, N, 1>::new());
+    if let Err(e) = m.init(4, p) {
+        eprintln!("init failed: {e}");
+        std::process::exit(2);
+    }
+    m
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_default();
+    let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let p = Bare {
+        jiffies: AtomicUsize::new(black_box(1000)),
+    };
+    match mode.as_str() {
+        "kick" => {
+            let m = machine::<Patched>(&p);
+            let cpu = m.cpu(0).unwrap_or_else(|_| std::process::exit(2));
+            let rq = m.rq(cpu);
+            rq.set_curr_is_idle(false);
+            rq.set_nr_running(1);
+            // Make balancing not due: one BALANCE kick (no ILB is found) moves
+            // nohz.next_balance to jiffies + 1, and time does not move.
+            m.kick_ilb(cpu, nohz::NohzFlags::STATS | nohz::NohzFlags::BALANCE, &p);
+            assert!(
+                t5a_kick_not_due_patched(&m, cpu, &p),
+                "the path is not the not-due one"
+            );
+            let mut hits = 0u64;
+            for _ in 0..n {
+                hits += u64::from(t5a_kick_not_due_patched(black_box(&m), cpu, &p));
+            }
+            black_box(hits);
+        }
+        "pairs" => {
+            let mp = machine::<Patched>(&p);
+            let ml = machine::<Legacy>(&p);
+            let (cp, cl) = (mp.cpu(1).unwrap(), ml.cpu(1).unwrap());
+            for _ in 0..n {
+                t9_enter_idle_patched(black_box(&mp), cp, &p);
+                t9_exit_idle_patched(black_box(&mp), cp, &p);
+                t9_enter_idle_legacy(black_box(&ml), cl, &p);
+                t9_exit_idle_legacy(black_box(&ml), cl, &p);
+            }
+        }
+        _ => {
+            eprintln!("usage: guards kick|pairs N");
+            std::process::exit(2);
+        }
+    }
+}
