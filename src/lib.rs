@@ -79,7 +79,7 @@ pub use crossbeam_utils::CachePadded;
 pub use jiffies::{Jiffies, JiffiesCell};
 pub use nohz::{Machine, Nohz};
 pub use platform::Platform;
-pub use policy::{Legacy, Patched, Policy};
+pub use policy::{Legacy, Patched, Policy, Scalable};
 pub use rq::{NohzFlags, Rq};
 pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{TickSched, TsFlags};

@@ -11,6 +11,10 @@
 //! - [`Patched`]: the kernel with the three seeds applied: the reference behaviour.
 //! - [`Legacy`]: the kernel before them (v6.19), kept so tests and benches can show what each
 //!   seed changed. Never a default.
+//! - [`Scalable`]: observably identical to `Patched`, cheaper on the shared `nohz` line: it
+//!   reads `nohz.has_blocked_load` / `nohz.needs_update` before storing 1 into them (spec §6 O7),
+//!   so a CPU that re-enters idle with its tick stopped (every idle pass, after seed 001) writes
+//!   no shared line. Not the default yet: the benchmarks have to show its targets met first.
 //!
 //! The trait is sealed: a policy is a statement about which kernel is mirrored, and every one
 //! of them must pass the crate's models and property tests.
@@ -41,6 +45,13 @@ pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// Seed 003: `Patched` gates irq-time accounting on the `sched_clock_irqtime` static key
     /// (its own cache line); `Legacy` reads a plain flag that shares the `nohz` scalar line.
     const IRQTIME_STATIC_KEY: bool;
+
+    /// Beyond the kernel (`Scalable`): `nohz_balance_enter_idle` stores 1 into
+    /// `nohz.has_blocked_load` and `nohz.needs_update` only if it reads 0 there. On the
+    /// registration path the O1/O2 fences already make that safe (O7); on the idempotent path,
+    /// where the kernel's blind store needs no barrier, a fence is added (see
+    /// [`NOHZ_ENTER_IDLE_REPEAT_FENCE`](crate::sync::NOHZ_ENTER_IDLE_REPEAT_FENCE)).
+    const READ_BEFORE_WRITE: bool;
 }
 
 /// The kernel with seeds 000, 001 and 003 applied: the reference behaviour.
@@ -51,8 +62,14 @@ pub struct Patched;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Legacy;
 
+/// `Patched`, with the `nohz` flags read before they are written: the same observable
+/// behaviour, no shared-line store on a repeated idle entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Scalable;
+
 impl sealed::Sealed for Patched {}
 impl sealed::Sealed for Legacy {}
+impl sealed::Sealed for Scalable {}
 
 impl Policy for Patched {
     const NAME: &'static str = "patched";
@@ -60,6 +77,7 @@ impl Policy for Patched {
     const TIME_CHECKS_FIRST: bool = true;
     const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
     const IRQTIME_STATIC_KEY: bool = true;
+    const READ_BEFORE_WRITE: bool = false;
 }
 
 impl Policy for Legacy {
@@ -68,6 +86,16 @@ impl Policy for Legacy {
     const TIME_CHECKS_FIRST: bool = false;
     const ENTER_IDLE_WHENEVER_STOPPED: bool = false;
     const IRQTIME_STATIC_KEY: bool = false;
+    const READ_BEFORE_WRITE: bool = false;
+}
+
+impl Policy for Scalable {
+    const NAME: &'static str = "scalable";
+    const NR_CPUS_COUNTER: bool = false;
+    const TIME_CHECKS_FIRST: bool = true;
+    const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
+    const IRQTIME_STATIC_KEY: bool = true;
+    const READ_BEFORE_WRITE: bool = true;
 }
 
 #[cfg(test)]
@@ -88,5 +116,17 @@ mod tests {
         assert_eq!(seeds::<Patched>(), [true; 4]);
         assert_eq!(seeds::<Legacy>(), [false; 4]);
         assert_ne!(Patched::NAME, Legacy::NAME);
+    }
+
+    #[test]
+    fn scalable_is_patched_plus_read_before_write() {
+        assert_eq!(seeds::<Scalable>(), seeds::<Patched>());
+        let rbw = [
+            Scalable::READ_BEFORE_WRITE,
+            Patched::READ_BEFORE_WRITE,
+            Legacy::READ_BEFORE_WRITE,
+        ];
+        assert_eq!(rbw, [true, false, false]);
+        assert_ne!(Scalable::NAME, Patched::NAME);
     }
 }

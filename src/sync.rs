@@ -269,6 +269,20 @@ pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
      store of 1: the flag ends 0 and this CPU's blocked load (or next_balance) is never folded in",
 );
 
+/// `Scalable` only (O6 made safe for O7): on `nohz_balance_enter_idle`'s idempotent path,
+/// between storing `rq.has_blocked_load = 1` and reading `nohz.has_blocked_load` to decide
+/// whether to store 1 there. The kernel needs no barrier here because its store is blind.
+pub static NOHZ_ENTER_IDLE_REPEAT_FENCE: Site = Site::fence_site(
+    "nohz.enter_idle.repeat_fence",
+    Ordering::SeqCst,
+    "O6/O7 (Scalable)",
+    "nohz.ilb.clear_fence: the ILB clears has_blocked_load, fences, then reads each visited rq's \
+     has_blocked_load",
+    "this CPU reading nohz.has_blocked_load as 1 from before the ILB cleared it (so storing \
+     nothing) while the ILB reads this CPU's rq.has_blocked_load as 0 (so decaying nothing): the \
+     flag ends 0 with this CPU's new blocked load never decayed",
+);
+
 /// O1/O2, reader side: `_nohz_idle_balance`'s `smp_mb()` between clearing
 /// `nohz.has_blocked_load` / `nohz.needs_update` and scanning `nohz.idle_cpus_mask`.
 pub static NOHZ_ILB_FENCE: Site = Site::fence_site(
@@ -310,6 +324,7 @@ pub static NOHZ_CSD_FETCH_ANDNOT: Site = Site::access_site(
 /// operations are all `Relaxed` and none is listed.
 pub static SITES: &[&Site] = &[
     &NOHZ_ENTER_IDLE_FENCE,
+    &NOHZ_ENTER_IDLE_REPEAT_FENCE,
     &NOHZ_ILB_FENCE,
     &NOHZ_KICK_FETCH_OR,
     &NOHZ_CSD_FETCH_ANDNOT,

@@ -17,10 +17,10 @@
 //! a few seconds and shows which models notice which orderings.
 
 use crate::Explored;
-use crate::models::{irqtime, o1_o2, o3, o5, o8, seed001};
+use crate::models::{irqtime, o1_o2, o3, o5, o7, o8, seed001};
 use nohz::sync::mutation::with_weakened;
 use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
-use nohz::{Legacy, Patched};
+use nohz::{Legacy, Patched, Scalable};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,21 @@ pub static MODELS: &[Model] = &[
         name: "o1_o2[legacy]",
         proves: "O1, O2",
         run: o1_o2::enter_idle_against_ilb::<Legacy>,
+    },
+    Model {
+        name: "o1_o2[scalable]",
+        proves: "O1, O2",
+        run: o1_o2::enter_idle_against_ilb::<Scalable>,
+    },
+    Model {
+        name: "o7[register]",
+        proves: "O7 (Scalable)",
+        run: o7::register_with_flags_set::<Scalable>,
+    },
+    Model {
+        name: "o7[repeat]",
+        proves: "O6/O7 (Scalable)",
+        run: o7::repeat_enter_idle_against_ilb::<Scalable>,
     },
     Model {
         name: "o3",

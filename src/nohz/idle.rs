@@ -12,7 +12,7 @@ use super::Machine;
 use crate::cpu::CpuId;
 use crate::platform::Platform;
 use crate::policy::Policy;
-use crate::sync::{NOHZ_ENTER_IDLE_FENCE, Ordering::Relaxed};
+use crate::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE, Ordering::Relaxed};
 
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `nohz_balance_enter_idle(cpu)`: registers `cpu`, idle with its tick stopped, in
@@ -24,6 +24,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// CPU sets `nohz_tick_stopped`, its mask bit (and under `Legacy` bumps `nohz.nr_cpus`),
     /// fences (O1/O2), leaves its LLC's busy count and sets `nohz.needs_update`; both
     /// registering and idempotent paths end by storing `nohz.has_blocked_load = 1`.
+    ///
+    /// Under [`Scalable`](crate::Scalable) the two flags are read first and stored only if 0,
+    /// and the idempotent path fences before its read, so re-entering idle with the tick
+    /// stopped writes nothing shared.
     #[doc(alias = "nohz_balance_enter_idle")]
     pub fn enter_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.check_on_cpu(cpu, plat);
@@ -49,10 +53,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // of those flags before its mask scan (NOHZ_ILB_FENCE).
             NOHZ_ENTER_IDLE_FENCE.fence();
             self.set_cpu_sd_state_idle(cpu);
-            self.nohz.store_needs_update(true);
+            self.nohz.raise_needs_update::<P>();
+        } else if P::READ_BEFORE_WRITE {
+            // Scalable reads the flag before storing it: order the rq flag above before that
+            // read, against the ILB's clear before its rq reads (NOHZ_ILB_FENCE).
+            NOHZ_ENTER_IDLE_REPEAT_FENCE.fence();
         }
         // Both paths: a newly idle CPU has blocked load to decay.
-        self.nohz.store_has_blocked_load(true);
+        self.nohz.raise_has_blocked_load::<P>();
     }
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts

@@ -128,6 +128,21 @@ impl<const W: usize> Nohz<W> {
         self.scalars.nr_cpus.load(Relaxed)
     }
 
+    /// `nohz.has_blocked_load = 1` from `enter_idle`: a blind store, or under
+    /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7).
+    #[inline]
+    fn raise_has_blocked_load<P: Policy>(&self) {
+        if !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0 {
+            self.scalars.has_blocked_load.store(1, Relaxed);
+        }
+    }
+    /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`].
+    #[inline]
+    fn raise_needs_update<P: Policy>(&self) {
+        if !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0 {
+            self.scalars.needs_update.store(1, Relaxed);
+        }
+    }
     #[inline]
     fn store_has_blocked_load(&self, v: bool) {
         self.scalars.has_blocked_load.store(v as u32, Relaxed);

@@ -145,7 +145,7 @@ impl<P: Policy> World<P> {
     }
 }
 
-/// Runs a generic test body for both policies.
+/// Runs a generic test body for every policy (`Scalable` must behave exactly as `Patched`).
 #[macro_export]
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
@@ -154,6 +154,9 @@ macro_rules! both {
         }
         mod legacy {
             $(#[test] fn $name() { super::$name::<nohz::Legacy>() })*
+        }
+        mod scalable {
+            $(#[test] fn $name() { super::$name::<nohz::Scalable>() })*
         }
     };
 }

@@ -8,7 +8,7 @@ use crate::reference::{
     Call, Config, Decision, Ev, Model, Outcome, PassEnd, Pol, STATS, Step, StopFacts, Wk,
 };
 use crate::strategy;
-use nohz::{Legacy, Patched, Policy};
+use nohz::{Legacy, Patched, Policy, Scalable};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
@@ -81,6 +81,11 @@ prop_state_machine! {
     /// it differs.
     #[test]
     fn legacy_machine_follows_the_model(sequential STEPS => NohzSm<Legacy>);
+
+    /// Scalable (Patched with the nohz flags read before written) against the same model, under
+    /// the same projection as Patched: its saving must be invisible.
+    #[test]
+    fn scalable_machine_follows_the_model(sequential STEPS => NohzSm<Scalable>);
 }
 
 /// Runs `steps` on a fresh machine and model, checking every property after each.

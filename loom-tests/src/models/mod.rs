@@ -11,6 +11,7 @@
 //! | [`o3`] | O3: csd ownership through `nohz_flags` | both O3 RMWs (all but the two loom-equivalents) |
 //! | [`o5`] | O5: enter/exit against a busy CPU's tick and kick | none: it proves what holds with `Relaxed` |
 //! | [`seed001`] | seed 001: a NO_HZ_FULL CPU going idle becomes visible (O1/O2 on that path) | both O1/O2 fences |
+//! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
 //! | [`o8`] | O8: NEWILB against remote kicks and the csd handler | none: nothing is published through NEWILB |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
 //!
@@ -21,6 +22,7 @@ pub mod irqtime;
 pub mod o1_o2;
 pub mod o3;
 pub mod o5;
+pub mod o7;
 pub mod o8;
 pub mod seed001;
 

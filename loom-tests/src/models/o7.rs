@@ -1,0 +1,102 @@
+//! O7 (spec §6) for `Scalable`: `nohz_balance_enter_idle` reads `nohz.has_blocked_load` and
+//! `nohz.needs_update` before storing 1, on both of its paths, against `_nohz_idle_balance`.
+//!
+//! - Registration path with the flags already 1 (another CPU registered earlier): the new CPU
+//!   may read a 1 that the racing ILB pass is about to clear and store nothing. The O1/O2
+//!   fences still make the pass see its mask bit (store buffering), so nothing is lost.
+//! - Idempotent path (a registered CPU re-entering idle with its tick stopped): the kernel
+//!   stores blindly and accepts that an ILB may clear the flag and read this CPU's rq flag as
+//!   0 (O6). Read-before-write without a barrier would lose the flag outright, so `Scalable`
+//!   fences there (`NOHZ_ENTER_IDLE_REPEAT_FENCE`): either the pass sees `rq.has_blocked_load`
+//!   = 1 and decays it, or this CPU reads the pass's 0 and stores 1. `Patched`'s blind store
+//!   without a barrier fails the same check (the imprecision O6 accepts), kept as an
+//!   expected-failure test.
+
+use loom::sync::Arc;
+use loom::thread;
+use nohz::testing::{Event, HostPlatform};
+use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+
+/// The outcomes the registration race must reach.
+pub const REGISTER_CASES: &[&str] = &[
+    "the pass visited the new CPU",
+    "the pass missed the new CPU, both flags ended 1",
+];
+
+/// CPU 2 registered before the threads (so both flags are 1); main = ILB (CPU 0) runs a
+/// STATS|NEXT pass while a spawned CPU 1 registers. After both: the pass visited CPU 1, or
+/// both flags ended 1.
+pub fn register_with_flags_set<P: Policy>() -> crate::Explored {
+    crate::model_cases(REGISTER_CASES, |cases| {
+        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
+        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let nr = m.init(3, &*p).unwrap();
+        let [ilb, idle, earlier] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
+        m.enter_idle(earlier, &*p);
+        assert!(m.nohz().has_blocked_load() && m.nohz().needs_update());
+
+        let (m1, p1) = (m.clone(), p.clone());
+        let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
+        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        t.join().unwrap();
+
+        let visited = p.events().contains(&Event::RqClock { by: ilb, cpu: idle });
+        assert!(
+            visited || m.nohz().has_blocked_load(),
+            "O7: scan missed CPU 1 and nohz.has_blocked_load ended 0"
+        );
+        assert!(
+            visited || m.nohz().needs_update(),
+            "O7: scan missed CPU 1 and nohz.needs_update ended 0"
+        );
+        cases.hit(REGISTER_CASES[usize::from(!visited)]);
+    })
+}
+
+/// The assertion message of the idempotent-path model.
+pub const LOST: &str = "O6/O7: CPU 1's blocked load was neither decayed nor flagged";
+
+/// The outcomes the idempotent-path race must reach.
+pub const REPEAT_CASES: &[&str] = &[
+    "the pass decayed CPU 1's new load",
+    "the pass missed it, nohz.has_blocked_load ended 1",
+];
+
+/// CPUs 1 and 2 registered; a completed STATS pass decayed CPU 1 but not CPU 2, so
+/// `nohz.has_blocked_load` is 1 and `rq(1).has_blocked_load` is 0. One jiffy later, a spawned
+/// CPU 1 re-enters idle (the idempotent path) while main = ILB (CPU 0) runs another STATS pass,
+/// in which CPU 2 decays fully. After both: CPU 1's new blocked load was decayed by the pass,
+/// or `nohz.has_blocked_load` is 1 so that a later pass will.
+pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
+    crate::model_cases(REPEAT_CASES, |cases| {
+        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
+        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let nr = m.init(3, &*p).unwrap();
+        let [ilb, again, other] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
+        m.enter_idle(again, &*p);
+        m.enter_idle(other, &*p);
+        p.set_blocked_load_remains(other, true);
+        p.clock().advance(1);
+        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        assert!(!m.rq(again).has_blocked_load() && m.rq(other).has_blocked_load());
+        assert!(m.nohz().has_blocked_load());
+        p.set_blocked_load_remains(other, false);
+        p.clock().advance(1);
+        p.take_events();
+
+        let (m1, p1) = (m.clone(), p.clone());
+        let t = thread::spawn(move || m1.enter_idle(again, &*p1));
+        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        t.join().unwrap();
+
+        let decayed = p.events().contains(&Event::BlockedAverages {
+            by: ilb,
+            cpu: again,
+        });
+        assert!(
+            !m.rq(again).has_blocked_load() || m.nohz().has_blocked_load(),
+            "{LOST}"
+        );
+        cases.hit(REPEAT_CASES[usize::from(!decayed)]);
+    })
+}
