@@ -5,7 +5,10 @@
 #   T5a: the instruction count of one not-due `nohz_balancer_kick` call, measured with
 #        cachegrind (exact and repeatable), may not grow more than 2 instructions past the
 #        committed baseline in ci/guards/t5a-baseline.txt. If it shrinks, the script says so:
-#        lower the baseline in the same commit.
+#        lower the baseline in the same commit;
+#   T10: under Scalable, a registered CPU re-entering idle (every idle pass after seed 001)
+#        stores to no shared line (idle mask, nohz scalars, LLC counts), counted by the
+#        `--cfg nohz_probe` build of the crate.
 set -euo pipefail
 cd "$(dirname "$0")/guards"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR_GUARDS:-target}"
@@ -52,3 +55,6 @@ echo "T5a not-due kick: $per_call instructions per call, baseline $baseline (+2 
 if (( per_call < baseline )); then
     echo "T5a: the path got shorter; lower ci/guards/t5a-baseline.txt to $per_call"
 fi
+
+CARGO_TARGET_DIR="$CARGO_TARGET_DIR/probe" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_probe" \
+    cargo run --release --quiet -- t10

@@ -54,7 +54,7 @@
 #[cfg(all(nohz_loom, not(feature = "loom")))]
 compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p loom-tests`");
 
-#[cfg(nohz_loom)]
+#[cfg(any(nohz_loom, nohz_probe))]
 extern crate std;
 
 pub mod cpu;

@@ -94,6 +94,40 @@ pub enum SiteKind {
     Rmw,
 }
 
+/// Marks a store (or RMW) to one of the machine-wide shared lines: the idle mask, the `nohz`
+/// scalars, an LLC's busy count. Free in normal builds; in probe builds (`--cfg nohz_probe`,
+/// `ci/guards.sh` only) it counts, per thread, so a test can assert that a path writes no
+/// shared line (target T10).
+#[inline(always)]
+pub(crate) fn shared_store() {
+    #[cfg(nohz_probe)]
+    probe::count();
+}
+
+/// The per-thread count of shared-line stores, in probe builds (`--cfg nohz_probe`).
+#[cfg(nohz_probe)]
+pub mod probe {
+    use core::cell::Cell;
+
+    std::thread_local! {
+        static STORES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn count() {
+        STORES.with(|s| s.set(s.get() + 1));
+    }
+
+    /// Stores to shared lines this thread made since the last [`reset`].
+    pub fn shared_stores() -> u64 {
+        STORES.with(Cell::get)
+    }
+
+    /// Zeroes this thread's count.
+    pub fn reset() {
+        STORES.with(|s| s.set(0));
+    }
+}
+
 /// One way to weaken a [`Site`] in a mutation run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Weakening {

@@ -47,6 +47,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             rq.set_nohz_tick_stopped(true);
             self.nohz.idle_cpus_mask.set(cpu);
             if P::NR_CPUS_COUNTER {
+                crate::sync::shared_store();
                 self.nohz.scalars.nr_cpus.fetch_add(1, Relaxed);
             }
             // O1/O2: order the mask bit before the flag stores below, against the ILB's clear
@@ -76,6 +77,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         // No barrier: consumers re-check idle_cpu() (O5).
         self.nohz.idle_cpus_mask.clear(cpu);
         if P::NR_CPUS_COUNTER {
+            crate::sync::shared_store();
             self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);
         }
         self.set_cpu_sd_state_busy(cpu);
@@ -89,6 +91,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return;
         }
         rq.set_nohz_idle(true);
+        crate::sync::shared_store();
         llc.nr_busy_cpus.fetch_sub(1, Relaxed);
     }
 
@@ -100,6 +103,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return;
         }
         rq.set_nohz_idle(false);
+        crate::sync::shared_store();
         llc.nr_busy_cpus.fetch_add(1, Relaxed);
     }
 }

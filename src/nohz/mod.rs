@@ -133,6 +133,7 @@ impl<const W: usize> Nohz<W> {
     #[inline]
     fn raise_has_blocked_load<P: Policy>(&self) {
         if !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0 {
+            crate::sync::shared_store();
             self.scalars.has_blocked_load.store(1, Relaxed);
         }
     }
@@ -140,23 +141,28 @@ impl<const W: usize> Nohz<W> {
     #[inline]
     fn raise_needs_update<P: Policy>(&self) {
         if !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0 {
+            crate::sync::shared_store();
             self.scalars.needs_update.store(1, Relaxed);
         }
     }
     #[inline]
     fn store_has_blocked_load(&self, v: bool) {
+        crate::sync::shared_store();
         self.scalars.has_blocked_load.store(v as u32, Relaxed);
     }
     #[inline]
     fn store_needs_update(&self, v: bool) {
+        crate::sync::shared_store();
         self.scalars.needs_update.store(v as u32, Relaxed);
     }
     #[inline]
     fn store_next_balance(&self, at: Jiffies) {
+        crate::sync::shared_store();
         self.scalars.next_balance.store(at.get(), Relaxed);
     }
     #[inline]
     fn store_next_blocked(&self, at: Jiffies) {
+        crate::sync::shared_store();
         self.scalars.next_blocked.store(at.get(), Relaxed);
     }
 }

@@ -3,13 +3,14 @@
 //! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
 //!
 //! `guards kick N` runs the not-due kick path N times; `guards pairs N` runs N enter+exit pairs
-//! under each policy. The platform is the smallest one that satisfies the traits, so the counts
+//! under each policy. Built with `--cfg nohz_probe`, `guards t10` counts the stores a repeated
+//! idle entry makes to shared lines (T10). The platform is the smallest one that satisfies the traits, so the counts
 //! are the crate's own.
 
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::{CpuId, Jiffies, Legacy, Machine, Patched, Policy};
+use nohz::{CpuId, Jiffies, Legacy, Machine, Patched, Policy, Scalable};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -108,6 +109,21 @@ fn machine<P: Policy>(p: &Bare) -> Box<Machine<P, N, 1>> {
     m
 }
 
+/// Stores to shared lines per repeated `enter_idle` of a registered CPU (its tick stopped, so
+/// after seed 001 every idle pass makes this call), averaged over 100 calls.
+#[cfg(nohz_probe)]
+fn repeat_entry_stores<P: Policy>(p: &Bare) -> u64 {
+    let m = machine::<P>(p);
+    let cpu = m.cpu(2).unwrap_or_else(|_| std::process::exit(2));
+    m.enter_idle(cpu, p);
+    assert!(m.nohz().idle_cpus_mask().test(cpu));
+    nohz::sync::probe::reset();
+    for _ in 0..100 {
+        m.enter_idle(black_box(cpu), p);
+    }
+    nohz::sync::probe::shared_stores() / 100
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_default();
@@ -146,8 +162,22 @@ fn main() {
                 t9_exit_idle_legacy(black_box(&ml), cl, &p);
             }
         }
+        #[cfg(nohz_probe)]
+        "t10" => {
+            let patched = repeat_entry_stores::<Patched>(&p);
+            let scalable = repeat_entry_stores::<Scalable>(&p);
+            let ok = scalable == 0;
+            println!(
+                "T10 repeated enter_idle on a registered CPU, shared-line stores per call: \
+                 patched={patched} scalable={scalable} -> {}",
+                if ok { "pass" } else { "fail" }
+            );
+            if !ok {
+                std::process::exit(1);
+            }
+        }
         _ => {
-            eprintln!("usage: guards kick|pairs N");
+            eprintln!("usage: guards kick|pairs N (and t10 in --cfg nohz_probe builds)");
             std::process::exit(2);
         }
     }
