@@ -14,7 +14,9 @@
 //! - [`Scalable`]: observably identical to `Patched`, cheaper on the shared `nohz` line: it
 //!   reads `nohz.has_blocked_load` / `nohz.needs_update` before storing 1 into them (spec §6 O7),
 //!   so a CPU that re-enters idle with its tick stopped (every idle pass, after seed 001) writes
-//!   no shared line. Not the default yet: the benchmarks have to show its targets met first.
+//!   no shared line; and a busy CPU's tick tests "balancing not due" with one load of a
+//!   precomputed deadline. Not the default yet: the benchmarks have to show its targets met
+//!   first.
 //!
 //! The trait is sealed: a policy is a statement about which kernel is mirrored, and every one
 //! of them must pass the crate's models and property tests.
@@ -52,6 +54,12 @@ pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// where the kernel's blind store needs no barrier, a fence is added (see
     /// [`NOHZ_ENTER_IDLE_REPEAT_FENCE`](crate::sync::NOHZ_ENTER_IDLE_REPEAT_FENCE)).
     const READ_BEFORE_WRITE: bool;
+
+    /// Beyond the kernel (`Scalable`): the not-due test of `nohz_balancer_kick` reads one
+    /// precomputed word, `nohz.kick_deadline`, instead of `has_blocked_load`, `next_blocked`,
+    /// `next_balance` and `needs_update` (see [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)
+    /// for what it folds and who maintains it).
+    const KICK_DEADLINE: bool;
 }
 
 /// The kernel with seeds 000, 001 and 003 applied: the reference behaviour.
@@ -78,6 +86,7 @@ impl Policy for Patched {
     const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
     const IRQTIME_STATIC_KEY: bool = true;
     const READ_BEFORE_WRITE: bool = false;
+    const KICK_DEADLINE: bool = false;
 }
 
 impl Policy for Legacy {
@@ -87,6 +96,7 @@ impl Policy for Legacy {
     const ENTER_IDLE_WHENEVER_STOPPED: bool = false;
     const IRQTIME_STATIC_KEY: bool = false;
     const READ_BEFORE_WRITE: bool = false;
+    const KICK_DEADLINE: bool = false;
 }
 
 impl Policy for Scalable {
@@ -96,6 +106,7 @@ impl Policy for Scalable {
     const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
     const IRQTIME_STATIC_KEY: bool = true;
     const READ_BEFORE_WRITE: bool = true;
+    const KICK_DEADLINE: bool = true;
 }
 
 #[cfg(test)]

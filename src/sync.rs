@@ -317,6 +317,31 @@ pub static NOHZ_ENTER_IDLE_REPEAT_FENCE: Site = Site::fence_site(
      flag ends 0 with this CPU's new blocked load never decayed",
 );
 
+/// `Scalable` only: the RMW that lowers `nohz.kick_deadline` after a writer made the kick due
+/// sooner (`needs_update` or `has_blocked_load` set). Always bumps the word's epoch.
+pub static NOHZ_DEADLINE_LOWER: Site = Site::access_site(
+    "nohz.kick_deadline.lower",
+    SiteKind::Rmw,
+    Ordering::Release,
+    "kick deadline (Scalable)",
+    "nohz.kick_deadline.refresh: a refresher loads the word (Acquire), reads the flags and \
+     deadlines, and replaces the word only if its epoch has not moved",
+    "a refresher that read this writer's lowered word still reading the flag from before the \
+     writer set it, and so raising the deadline past a kick that is due: the kick's not-due \
+     test then skips a NEXT or STATS kick that Patched would send",
+);
+
+/// `Scalable` only: the load of `nohz.kick_deadline` that starts a refresh.
+pub static NOHZ_DEADLINE_REFRESH: Site = Site::access_site(
+    "nohz.kick_deadline.refresh",
+    SiteKind::Load,
+    Ordering::Acquire,
+    "kick deadline (Scalable)",
+    "nohz.kick_deadline.lower: each writer stores its flag, then bumps the word with a Release RMW",
+    "reading a lowered word but a flag older than the lowering, and computing a later deadline \
+     from it (a due kick skipped)",
+);
+
 /// O1/O2, reader side: `_nohz_idle_balance`'s `smp_mb()` between clearing
 /// `nohz.has_blocked_load` / `nohz.needs_update` and scanning `nohz.idle_cpus_mask`.
 pub static NOHZ_ILB_FENCE: Site = Site::fence_site(
@@ -359,6 +384,8 @@ pub static NOHZ_CSD_FETCH_ANDNOT: Site = Site::access_site(
 pub static SITES: &[&Site] = &[
     &NOHZ_ENTER_IDLE_FENCE,
     &NOHZ_ENTER_IDLE_REPEAT_FENCE,
+    &NOHZ_DEADLINE_LOWER,
+    &NOHZ_DEADLINE_REFRESH,
     &NOHZ_ILB_FENCE,
     &NOHZ_KICK_FETCH_OR,
     &NOHZ_CSD_FETCH_ANDNOT,

@@ -64,6 +64,11 @@ pub static MODELS: &[Model] = &[
         run: o7::repeat_enter_idle_against_ilb::<Scalable>,
     },
     Model {
+        name: "o7[deadline]",
+        proves: "kick deadline (Scalable)",
+        run: o7::deadline_against_ilb::<Scalable>,
+    },
+    Model {
         name: "o3",
         proves: "O3",
         run: o3::kick_ownership,

@@ -4,9 +4,14 @@
 //! `tests/mutants.rs`.
 #![cfg(nohz_loom)]
 
-use loom_tests::models::o7::{LOST, register_with_flags_set, repeat_enter_idle_against_ilb};
+use loom_tests::models::o7::{
+    LOST, deadline_against_ilb, register_with_flags_set, repeat_enter_idle_against_ilb,
+};
 use nohz::sync::mutation::with_weakened;
-use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE, Weakening};
+use nohz::sync::{
+    NOHZ_DEADLINE_LOWER, NOHZ_DEADLINE_REFRESH, NOHZ_ENTER_IDLE_FENCE,
+    NOHZ_ENTER_IDLE_REPEAT_FENCE, Ordering, Weakening,
+};
 use nohz::{Patched, Scalable};
 
 #[test]
@@ -37,9 +42,11 @@ fn patched_repeat_entry_shows_the_o6_imprecision() {
 #[test]
 #[should_panic(expected = "O6/O7: CPU 1's blocked load was neither decayed nor flagged")]
 fn scalable_repeat_entry_needs_its_fence() {
-    with_weakened(&NOHZ_ENTER_IDLE_REPEAT_FENCE, Weakening::Removed, || {
-        repeat_enter_idle_against_ilb::<Scalable>()
-    })
+    with_weakened(
+        &NOHZ_ENTER_IDLE_REPEAT_FENCE,
+        Weakening::Removed,
+        repeat_enter_idle_against_ilb::<Scalable>,
+    )
     .unwrap();
 }
 
@@ -47,8 +54,40 @@ fn scalable_repeat_entry_needs_its_fence() {
 #[test]
 #[should_panic(expected = "O7: scan missed CPU 1")]
 fn scalable_registration_needs_the_o1_fence() {
-    with_weakened(&NOHZ_ENTER_IDLE_FENCE, Weakening::Removed, || {
-        register_with_flags_set::<Scalable>()
-    })
+    with_weakened(
+        &NOHZ_ENTER_IDLE_FENCE,
+        Weakening::Removed,
+        register_with_flags_set::<Scalable>,
+    )
+    .unwrap();
+}
+
+#[test]
+fn scalable_kick_deadline_never_hides_a_due_kick() {
+    deadline_against_ilb::<Scalable>().assert_all_reached();
+}
+
+/// A lowering without its Release half: the refresher can read the lowered word yet an old
+/// needs_update, and raise the deadline past the due NEXT kick.
+#[test]
+#[should_panic(expected = "kick deadline: the not-due test would skip a kick Patched sends")]
+fn the_lowering_must_release() {
+    with_weakened(
+        &NOHZ_DEADLINE_LOWER,
+        Weakening::To(Ordering::Relaxed),
+        deadline_against_ilb::<Scalable>,
+    )
+    .unwrap();
+}
+
+/// Nor may the refresher's load be Relaxed.
+#[test]
+#[should_panic(expected = "kick deadline: the not-due test would skip a kick Patched sends")]
+fn the_refresh_must_acquire() {
+    with_weakened(
+        &NOHZ_DEADLINE_REFRESH,
+        Weakening::To(Ordering::Relaxed),
+        deadline_against_ilb::<Scalable>,
+    )
     .unwrap();
 }

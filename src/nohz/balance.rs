@@ -161,6 +161,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if has_blocked {
             self.nohz.store_has_blocked_load(true);
         }
+        if P::KICK_DEADLINE {
+            self.nohz.refresh_kick_deadline(plat.jiffies());
+        }
         outcome
     }
 

@@ -104,6 +104,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         // The first busy tick after idle takes this CPU out of the mask.
         self.exit_idle(cpu, plat);
 
+        // Scalable: one load decides that nothing below can want a kick yet.
+        if P::KICK_DEADLINE && self.nohz.kick_not_due(now) {
+            return KickDecision::NoFlags;
+        }
+
         // Legacy: "nobody is tickless" first, before any time check.
         if !P::TIME_CHECKS_FIRST && self.nobody_tickless() {
             return KickDecision::NobodyTickless;
@@ -186,7 +191,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ) -> KickOutcome<N> {
         if flags.contains(NohzFlags::BALANCE) {
             // A rate limiter, not a publication: nothing relies on its order (O4).
-            self.nohz.store_next_balance(plat.jiffies().add(1));
+            let now = plat.jiffies();
+            self.nohz.store_next_balance(now.add(1));
+            if P::KICK_DEADLINE {
+                self.nohz.refresh_kick_deadline(now);
+            }
         }
         let Some(ilb) = self.find_new_ilb(cpu) else {
             return KickOutcome::NoIlb;

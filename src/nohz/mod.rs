@@ -42,7 +42,10 @@ use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::rq::Rq;
 use crate::static_key::StaticKey;
-use crate::sync::{AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed};
+use crate::sync::{
+    AtomicI32, AtomicU32, AtomicU64, AtomicUsize, NOHZ_DEADLINE_LOWER, NOHZ_DEADLINE_REFRESH,
+    Ordering::Relaxed,
+};
 use crate::tick_sched::TickSched;
 use crate::warn::{WarnAt, WarnSink, Warning, Warnings};
 use core::fmt;
@@ -58,6 +61,9 @@ pub(crate) struct Scalars {
     needs_update: AtomicU32,
     next_balance: AtomicUsize,
     next_blocked: AtomicUsize,
+    /// `Scalable` only: the kick's precomputed not-due deadline (low 32 bits) and an epoch that
+    /// every lowering bumps (high 32 bits); see [`Nohz::kick_deadline`].
+    kick_deadline: AtomicU64,
     /// `Legacy` only: the plain `int sched_clock_irqtime` that shared this line before seed
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
     /// entry and exit).
@@ -85,6 +91,7 @@ impl<const W: usize> Nohz<W> {
                     needs_update: AtomicU32::new(0),
                     next_balance: AtomicUsize::new(0),
                     next_blocked: AtomicUsize::new(0),
+                    kick_deadline: AtomicU64::new(0),
                     legacy_irqtime: AtomicU32::new(0),
                 }),
             }
@@ -128,6 +135,96 @@ impl<const W: usize> Nohz<W> {
         self.scalars.nr_cpus.load(Relaxed)
     }
 
+    /// `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick` (the low 32 bits of a
+    /// jiffies value; compared wrap-safely over 32 bits, which is exact because every deadline
+    /// it folds lies within a minute of now).
+    ///
+    /// It folds the four scalars the kick's not-due path reads: the kick can have anything to do
+    /// only from `next_balance` on, from `next_blocked + 1` on while `has_blocked_load` is set,
+    /// and at once while `needs_update` is set. Before that, `Patched` would return without a
+    /// kick, so `Scalable` does after one load. Who keeps it true:
+    /// - writers that make the kick due sooner lower it with a Release RMW that also bumps the
+    ///   epoch: `enter_idle` on registration (`needs_update`) and when it sets
+    ///   `has_blocked_load`;
+    /// - writers that may move it later recompute it from the scalars and replace it only if
+    ///   the epoch has not moved meanwhile (Acquire load, then compare-exchange), so a lowering
+    ///   that raced with them is never undone: the end of an idle balance pass (complete or
+    ///   aborted), `kick_ilb`'s `next_balance` bump, and init.
+    ///
+    /// The ILB's clears at the start of a pass leave it early, which is safe: an early deadline
+    /// only sends the kick down the full path. Only meaningful under `Scalable`.
+    pub fn kick_deadline(&self) -> Jiffies {
+        Jiffies::new(self.scalars.kick_deadline.load(Relaxed) as u32 as usize)
+    }
+
+    /// `now` is before the kick deadline: balancing is not due, nothing to kick for.
+    #[inline(always)]
+    fn kick_not_due(&self, now: Jiffies) -> bool {
+        let deadline = self.scalars.kick_deadline.load(Relaxed) as u32;
+        (deadline.wrapping_sub(now.get() as u32) as i32) > 0
+    }
+
+    /// Makes the kick deadline no later than `at`, and bumps the epoch (always an RMW).
+    fn lower_kick_deadline(&self, at: Jiffies) {
+        let at = at.get() as u32;
+        let mut seen = self.scalars.kick_deadline.load(Relaxed);
+        loop {
+            let (epoch, deadline) = ((seen >> 32) as u32, seen as u32);
+            let lower = if (at.wrapping_sub(deadline) as i32) < 0 {
+                at
+            } else {
+                deadline
+            };
+            let next = (u64::from(epoch.wrapping_add(1)) << 32) | u64::from(lower);
+            crate::sync::shared_store();
+            // Release (NOHZ_DEADLINE_LOWER): the flag this writer set before is visible to
+            // a refresher that loads this word (NOHZ_DEADLINE_REFRESH).
+            match self.scalars.kick_deadline.compare_exchange_weak(
+                seen,
+                next,
+                NOHZ_DEADLINE_LOWER.ordering(),
+                Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now_seen) => seen = now_seen,
+            }
+        }
+    }
+
+    /// Recomputes the kick deadline from the scalars at `now`; gives way to any lowering that
+    /// lands meanwhile (the epoch moved), then tries again.
+    fn refresh_kick_deadline(&self, now: Jiffies) {
+        loop {
+            // Acquire (NOHZ_DEADLINE_REFRESH): the flags read below are at least as new as
+            // the last lowering this load observes (NOHZ_DEADLINE_LOWER).
+            let seen = self
+                .scalars
+                .kick_deadline
+                .load(NOHZ_DEADLINE_REFRESH.ordering());
+            let deadline = if self.needs_update() {
+                now
+            } else {
+                let balance = self.next_balance();
+                let blocked = self.next_blocked().add(1);
+                if self.has_blocked_load() && blocked.is_before(balance) {
+                    blocked
+                } else {
+                    balance
+                }
+            };
+            let next = (seen & !0xffff_ffff) | u64::from(deadline.get() as u32);
+            crate::sync::shared_store();
+            if self
+                .scalars
+                .kick_deadline
+                .compare_exchange(seen, next, Relaxed, Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+    }
+
     /// `nohz.has_blocked_load = 1` from `enter_idle`: a blind store, or under
     /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7).
     #[inline]
@@ -135,14 +232,25 @@ impl<const W: usize> Nohz<W> {
         if !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0 {
             crate::sync::shared_store();
             self.scalars.has_blocked_load.store(1, Relaxed);
+            if P::KICK_DEADLINE {
+                // A STATS kick is possible from next_blocked + 1 on.
+                self.lower_kick_deadline(self.next_blocked().add(1));
+            }
         }
     }
-    /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`].
+    /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`]; under
+    /// `P::KICK_DEADLINE` a store also makes the kick due at `now`. A CPU that reads 1 stores
+    /// nothing: whoever stored that 1 lowered the deadline, and if an ILB pass cleared it
+    /// meanwhile, that pass's scan sees this CPU (O7).
     #[inline]
-    fn raise_needs_update<P: Policy>(&self) {
+    fn raise_needs_update<P: Policy>(&self, now: Jiffies) {
         if !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0 {
             crate::sync::shared_store();
             self.scalars.needs_update.store(1, Relaxed);
+            if P::KICK_DEADLINE {
+                // A NEXT kick is due at once.
+                self.lower_kick_deadline(now);
+            }
         }
     }
     #[inline]
@@ -320,6 +428,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);
+        if P::KICK_DEADLINE {
+            self.nohz.refresh_kick_deadline(now);
+        }
         self.apply_topology(nr_ids, plat);
         // The boot CPU keeps time until it hands the duty off.
         self.set_tick_do_timer_cpu(nr_ids.cpu(0).ok());

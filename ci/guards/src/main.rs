@@ -2,7 +2,7 @@
 //! read their machine code (T9: no `cmpxchg` loop in enter/exit) and count their instructions
 //! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
 //!
-//! `guards kick N` runs the not-due kick path N times; `guards pairs N` runs N enter+exit pairs
+//! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`); `guards pairs N` runs N enter+exit pairs
 //! under each policy. Built with `--cfg nohz_probe`, `guards t10` counts the stores a repeated
 //! idle entry makes to shared lines (T10). The platform is the smallest one that satisfies the traits, so the counts
 //! are the crate's own.
@@ -100,6 +100,24 @@ pub fn t5a_kick_not_due_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) 
     matches!(m.balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
 }
 
+/// The same not-due path under `Scalable` (one precomputed deadline word).
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t5a_kick_not_due_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) -> bool {
+    matches!(m.balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
+}
+
+/// Sets `m` up so that CPU 0's kick is on its not-due path: CPU 0 busy, and one BALANCE kick
+/// (no ILB is found) moved `nohz.next_balance` to jiffies + 1 while time stands still.
+fn not_due_setup<P: Policy>(m: &Machine<P, N, 1>, p: &Bare) -> Cpu {
+    let cpu = m.cpu(0).unwrap_or_else(|_| std::process::exit(2));
+    let rq = m.rq(cpu);
+    rq.set_curr_is_idle(false);
+    rq.set_nr_running(1);
+    m.kick_ilb(cpu, nohz::NohzFlags::STATS | nohz::NohzFlags::BALANCE, p);
+    cpu
+}
+
 fn machine<P: Policy>(p: &Bare) -> Box<Machine<P, N, 1>> {
     let m = Box::new(Machine::<P, N, 1>::new());
     if let Err(e) = m.init(4, p) {
@@ -132,22 +150,28 @@ fn main() {
         jiffies: AtomicUsize::new(black_box(1000)),
     };
     match mode.as_str() {
-        "kick" => {
-            let m = machine::<Patched>(&p);
-            let cpu = m.cpu(0).unwrap_or_else(|_| std::process::exit(2));
-            let rq = m.rq(cpu);
-            rq.set_curr_is_idle(false);
-            rq.set_nr_running(1);
-            // Make balancing not due: one BALANCE kick (no ILB is found) moves
-            // nohz.next_balance to jiffies + 1, and time does not move.
-            m.kick_ilb(cpu, nohz::NohzFlags::STATS | nohz::NohzFlags::BALANCE, &p);
-            assert!(
-                t5a_kick_not_due_patched(&m, cpu, &p),
-                "the path is not the not-due one"
-            );
+        "kick" | "kick-scalable" => {
             let mut hits = 0u64;
-            for _ in 0..n {
-                hits += u64::from(t5a_kick_not_due_patched(black_box(&m), cpu, &p));
+            if mode == "kick" {
+                let m = machine::<Patched>(&p);
+                let cpu = not_due_setup(&m, &p);
+                assert!(
+                    t5a_kick_not_due_patched(&m, cpu, &p),
+                    "not the not-due path"
+                );
+                for _ in 0..n {
+                    hits += u64::from(t5a_kick_not_due_patched(black_box(&m), cpu, &p));
+                }
+            } else {
+                let m = machine::<Scalable>(&p);
+                let cpu = not_due_setup(&m, &p);
+                assert!(
+                    t5a_kick_not_due_scalable(&m, cpu, &p),
+                    "not the not-due path"
+                );
+                for _ in 0..n {
+                    hits += u64::from(t5a_kick_not_due_scalable(black_box(&m), cpu, &p));
+                }
             }
             black_box(hits);
         }

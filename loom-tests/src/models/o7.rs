@@ -100,3 +100,51 @@ pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
         cases.hit(REPEAT_CASES[usize::from(!decayed)]);
     })
 }
+
+/// The assertion message of the kick-deadline model.
+pub const SKIPPED: &str = "kick deadline: the not-due test would skip a kick Patched sends";
+
+/// The outcomes the kick-deadline race must reach.
+pub const DEADLINE_CASES: &[&str] = &[
+    "the registration's needs_update survived the pass",
+    "the pass cleared needs_update after the registration",
+];
+
+/// Whether the kick's full (`Patched`) not-due test would find something to do at `now`.
+fn kick_due<P: Policy, const N: usize, const W: usize>(m: &Machine<P, N, W>, now: Jiffies) -> bool {
+    let nohz = m.nohz();
+    nohz.needs_update()
+        || (nohz.has_blocked_load() && now.is_after(nohz.next_blocked()))
+        || !now.is_before(nohz.next_balance())
+}
+
+/// `Scalable`'s precomputed kick deadline against its writers: main = ILB (CPU 0) runs a
+/// STATS|NEXT pass (clearing `needs_update`, then refreshing the deadline at its end) while a
+/// spawned CPU 1 registers (setting `needs_update` and lowering the deadline), with balancing
+/// not otherwise due. After both, the one-load test may say "not due" only where the full test
+/// agrees.
+pub fn deadline_against_ilb<P: Policy>() -> crate::Explored {
+    crate::model_cases(DEADLINE_CASES, |cases| {
+        let p = Arc::new(HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0)));
+        let m = Arc::new(Machine::<P, 2, 1>::new());
+        let nr = m.init(2, &*p).unwrap();
+        let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
+        // Balancing not due for a while: the rqs' deadlines, folded by a NEXT pass.
+        for cpu in nr.iter() {
+            m.rq(cpu).set_next_balance(Jiffies::new(20));
+        }
+        m.enter_idle(ilb, &*p);
+        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        let now = p.clock().get();
+        assert!(!kick_due(&*m, now), "the setup leaves nothing due");
+
+        let (m1, p1) = (m.clone(), p.clone());
+        let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
+        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        t.join().unwrap();
+
+        let not_due = now.is_before(m.nohz().kick_deadline());
+        assert!(!(not_due && kick_due(&*m, now)), "{SKIPPED}");
+        cases.hit(DEADLINE_CASES[usize::from(!m.nohz().needs_update())]);
+    })
+}
