@@ -2,7 +2,7 @@
 //! `Legacy`. With no arguments: every scenario, both policies interleaved, 5 runs each.
 
 use clap::{Parser, ValueEnum};
-use nohz::{Legacy, Patched};
+use nohz::{Legacy, Patched, Scalable};
 use nohz_stress::report::{Report, compare};
 use nohz_stress::scenario::{RunConfig, RunStats, Scenario, core_count, run};
 use nohz_stress::sim::{CAP, Faults};
@@ -18,6 +18,8 @@ enum PolicyArg {
     Patched,
     /// The kernel before the seeds.
     Legacy,
+    /// Beyond the kernel: Patched with the nohz flags read before written.
+    Scalable,
 }
 
 /// Which scenarios to run.
@@ -74,8 +76,8 @@ struct Cli {
     #[arg(long)]
     json: bool,
 
-    /// Exit with status 1 if any Patched run shows an invariant violation, a warning or an
-    /// invisible idle tick.
+    /// Exit with status 1 if any Patched (or Scalable) run shows an invariant violation, a
+    /// warning or an invisible idle tick.
     #[arg(long)]
     check: bool,
 }
@@ -110,6 +112,15 @@ fn parse_hz(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(hz @ (100 | 250 | 300 | 1000)) => Ok(hz),
         _ => Err(format!("HZ must be one of 100, 250, 300, 1000; got {s}")),
+    }
+}
+
+fn run_scalable(cfg: &RunConfig, hz: u32) -> Result<RunStats, String> {
+    match hz {
+        100 => run::<Scalable, 100>(cfg),
+        250 => run::<Scalable, 250>(cfg),
+        300 => run::<Scalable, 300>(cfg),
+        _ => run::<Scalable, 1000>(cfg),
     }
 }
 
@@ -192,11 +203,20 @@ fn main() -> ExitCode {
                     "\r{:<60}\r[{done}] {} {}",
                     "",
                     scenario.name(),
-                    if patched { "patched" } else { "legacy" }
+                    match (cli.policy, patched) {
+                        (PolicyArg::Scalable, _) => "scalable",
+                        (_, true) => "patched",
+                        (_, false) => "legacy",
+                    }
                 );
                 let _ = std::io::stderr().flush();
             }
-            match run_policy(&cfg, patched, cli.hz) {
+            let result = if cli.policy == PolicyArg::Scalable {
+                run_scalable(&cfg, cli.hz)
+            } else {
+                run_policy(&cfg, patched, cli.hz)
+            };
+            match result {
                 Ok(st) if st.descheduled => {
                     discarded_runs.push(st);
                     None
@@ -209,7 +229,7 @@ fn main() -> ExitCode {
                 let r = nohz_stress::measure::interleave(cli.runs as usize, &mut one);
                 (r.a, r.b)
             }
-            PolicyArg::Patched => (
+            PolicyArg::Patched | PolicyArg::Scalable => (
                 Vec::new(),
                 (0..cli.runs).filter_map(|_| one(true)).collect(),
             ),
@@ -261,7 +281,7 @@ fn main() -> ExitCode {
     let failures: u64 = report
         .runs
         .iter()
-        .filter(|r| r.policy == "patched")
+        .filter(|r| r.policy != "legacy")
         .map(RunStats::patched_failures)
         .sum();
     if failures > 0 {
