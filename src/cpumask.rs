@@ -117,12 +117,14 @@ impl<const W: usize> CpuMask<W> {
     pub fn is_empty<const N: usize>(&self, nr_cpu_ids: NrCpuIds<N>) -> bool {
         let () = Fits::<W, N>::OK;
         let (full, tail) = bounds(nr_cpu_ids.get());
-        for line in self.words[..full].chunks(WORDS_PER_LINE) {
+        // Whole lines as fixed-size chunks: eight loads, seven ORs, one branch per line.
+        let (lines, rest) = self.words[..full].as_chunks::<WORDS_PER_LINE>();
+        for line in lines {
             if line.iter().fold(0, |acc, w| acc | w.load(Relaxed)) != 0 {
                 return false;
             }
         }
-        tail == 0 || self.word(full) & tail == 0
+        rest.iter().all(|w| w.load(Relaxed) == 0) && (tail == 0 || self.word(full) & tail == 0)
     }
 
     /// The number of bits set below `nr_cpu_ids` (`cpumask_weight`). Not a snapshot; reads
@@ -149,7 +151,8 @@ impl<const W: usize> CpuMask<W> {
     pub fn first<const N: usize>(&self, nr_cpu_ids: NrCpuIds<N>) -> Option<CpuId<N>> {
         let () = Fits::<W, N>::OK;
         let (full, tail) = bounds(nr_cpu_ids.get());
-        for (l, line) in self.words[..full].chunks(WORDS_PER_LINE).enumerate() {
+        let (lines, _) = self.words[..full].as_chunks::<WORDS_PER_LINE>();
+        for (l, line) in lines.iter().enumerate() {
             if line.iter().fold(0, |acc, w| acc | w.load(Relaxed)) == 0 {
                 continue;
             }
@@ -161,6 +164,13 @@ impl<const W: usize> CpuMask<W> {
                     let bit = (l * WORDS_PER_LINE + i) * 64 + v.trailing_zeros() as usize;
                     return Some(CpuId::from_scan(bit));
                 }
+            }
+        }
+        // Whole words past the last whole line, then the partial word.
+        for i in lines.len() * WORDS_PER_LINE..full {
+            let v = self.word(i);
+            if v != 0 {
+                return Some(CpuId::from_scan(i * 64 + v.trailing_zeros() as usize));
             }
         }
         let v = if tail == 0 { 0 } else { self.word(full) & tail };
