@@ -22,27 +22,39 @@ pub const CASES: &[&str] = &[
 /// with `enter_idle`. After both: the pass visited CPU 1, or `nohz.has_blocked_load` and
 /// `nohz.needs_update` both ended 1 (so a later pass will).
 pub fn enter_idle_against_ilb<P: Policy>() -> crate::Explored {
-    crate::model_cases(CASES, |cases| {
-        let p = Arc::new(HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 2, 1>::new());
-        let nr = m.init(2, &*p).unwrap();
-        let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
+    crate::model_cases(CASES, |cases| race::<P, 2>(false, ["O1", "O2"], cases))
+}
 
-        let (m1, p1) = (m.clone(), p.clone());
-        let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
-        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
-        t.join().unwrap();
+/// The registration race on `N` CPUs (CPU 0 the ILB, CPU 1 registering). With `earlier`, CPU 2
+/// registered before the threads start, so both flags are already 1 (the O7 variant: a
+/// read-before-write policy may then store nothing). `labels` name the two obligations in the
+/// assertion messages.
+pub fn race<P: Policy, const N: usize>(earlier: bool, labels: [&str; 2], cases: &crate::Cases) {
+    let p = Arc::new(HostPlatform::<N>::new(NrCpuIds::full(), Jiffies::new(0)));
+    let m = Arc::new(Machine::<P, N, 1>::new());
+    let nr = m.init(N, &*p).unwrap();
+    let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
+    if earlier {
+        m.enter_idle(nr.cpu(2).unwrap(), &*p);
+        assert!(m.nohz().has_blocked_load() && m.nohz().needs_update());
+    }
 
-        // Every CPU the scan visits gets its rq clock updated (its balance is due from init).
-        let visited = p.events().contains(&Event::RqClock { by: ilb, cpu: idle });
-        assert!(
-            visited || m.nohz().has_blocked_load(),
-            "O1: scan missed CPU 1 and nohz.has_blocked_load ended 0"
-        );
-        assert!(
-            visited || m.nohz().needs_update(),
-            "O2: scan missed CPU 1 and nohz.needs_update ended 0"
-        );
-        cases.hit(CASES[usize::from(!visited)]);
-    })
+    let (m1, p1) = (m.clone(), p.clone());
+    let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
+    m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+    t.join().unwrap();
+
+    // Every CPU the scan visits gets its rq clock updated (its balance is due from init).
+    let visited = p.events().contains(&Event::RqClock { by: ilb, cpu: idle });
+    assert!(
+        visited || m.nohz().has_blocked_load(),
+        "{}: scan missed CPU 1 and nohz.has_blocked_load ended 0",
+        labels[0]
+    );
+    assert!(
+        visited || m.nohz().needs_update(),
+        "{}: scan missed CPU 1 and nohz.needs_update ended 0",
+        labels[1]
+    );
+    cases.hit(CASES[usize::from(!visited)]);
 }

@@ -17,39 +17,12 @@ use loom::thread;
 use nohz::testing::{Event, HostPlatform};
 use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
 
-/// The outcomes the registration race must reach.
-pub const REGISTER_CASES: &[&str] = &[
-    "the pass visited the new CPU",
-    "the pass missed the new CPU, both flags ended 1",
-];
-
 /// CPU 2 registered before the threads (so both flags are 1); main = ILB (CPU 0) runs a
-/// STATS|NEXT pass while a spawned CPU 1 registers. After both: the pass visited CPU 1, or
-/// both flags ended 1.
+/// STATS|NEXT pass while a spawned CPU 1 registers (`o1_o2::race` with a CPU registered
+/// earlier). After both: the pass visited CPU 1, or both flags ended 1.
 pub fn register_with_flags_set<P: Policy>() -> crate::Explored {
-    crate::model_cases(REGISTER_CASES, |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
-        let nr = m.init(3, &*p).unwrap();
-        let [ilb, idle, earlier] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        m.enter_idle(earlier, &*p);
-        assert!(m.nohz().has_blocked_load() && m.nohz().needs_update());
-
-        let (m1, p1) = (m.clone(), p.clone());
-        let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
-        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
-        t.join().unwrap();
-
-        let visited = p.events().contains(&Event::RqClock { by: ilb, cpu: idle });
-        assert!(
-            visited || m.nohz().has_blocked_load(),
-            "O7: scan missed CPU 1 and nohz.has_blocked_load ended 0"
-        );
-        assert!(
-            visited || m.nohz().needs_update(),
-            "O7: scan missed CPU 1 and nohz.needs_update ended 0"
-        );
-        cases.hit(REGISTER_CASES[usize::from(!visited)]);
+    crate::model_cases(super::o1_o2::CASES, |cases| {
+        super::o1_o2::race::<P, 3>(true, ["O7", "O7"], cases)
     })
 }
 
