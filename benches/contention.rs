@@ -24,8 +24,9 @@
 //! before each call shows the per-event cost). Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
-//! T1 has a `Scalable` row. Not here yet: T3 (the flag upkeep), T5b (the paced not-due kick);
-//! T5a and T10 are deterministic guards in `ci/guards.sh` instead of timings.
+//! T1 has a `Scalable` row; T5b rows for `Scalable` and (for comparison) `Patched`. Not here
+//! yet: T3 (the flag upkeep). T5a and T10 are deterministic guards in `ci/guards.sh` instead
+//! of timings.
 
 mod common;
 
@@ -109,6 +110,7 @@ fn main() {
         t1(&ctx, &legacy);
         t2(&ctx);
         t4(&ctx);
+        t5b(&ctx);
         t6_t7(&ctx);
         ant.quit();
         server.join().expect("antagonist thread");
@@ -211,6 +213,86 @@ fn t4_row<P: Policy>(ctx: &Ctx<'_>, what: &str, bound: Bound) {
             ctx.contended(j, || timed(BATCH_READS, paced, || shared.irqtime_read()))
         })
     });
+}
+
+/// T5b: a busy CPU 0's `nohz_balancer_kick` on its not-due path, paced (an `lfence` before
+/// each call), while the antagonist keeps CPU 1 re-entering idle with its tick stopped (the
+/// idempotent `enter_idle` of every idle pass after seed 001), over an empty function in the
+/// same conditions. `Scalable` re-enters without storing and tests "not due" with one load;
+/// `Patched` (printed for comparison, same bound) stores `has_blocked_load` on every re-entry,
+/// so the kick's reads of the `nohz` line keep missing.
+fn t5b(ctx: &Ctx<'_>) {
+    t5b_row::<Scalable>(ctx);
+    t5b_row::<Patched>(ctx);
+}
+
+/// One row of T5b for `P`.
+fn t5b_row<P: Policy>(ctx: &Ctx<'_>) {
+    let rig = Arc::new(Rig::<P>::new());
+    not_due_with_cpu1_registered(&rig);
+    let churn: Arc<dyn Churn> = Arc::new(ReEnter(Arc::clone(&rig)));
+    let kick = black_box(kick_cpu0::<P> as fn(&Rig<P>) -> bool);
+    let empty = black_box(empty_fn::<P> as fn(&Rig<P>) -> bool);
+    let a = format!("{}-kick-not-due", P::NAME);
+    Check::new(
+        "T5b",
+        "kick-not-due-churn",
+        &a,
+        "empty",
+        Bound::AtMost(1.05),
+    )
+    .report(ctx, Pacing::Paced, |paced| {
+        ctx.interleave(|is_b| {
+            let f = if is_b { empty } else { kick };
+            ctx.contended(&churn, || timed(BATCH_READS / 16, paced, || f(&rig)))
+        })
+    });
+    assert!(kick(&rig), "still on the not-due path after the runs");
+}
+
+/// `nohz_balancer_kick` on CPU 0, out of line; whether it decided `NoFlags`.
+#[inline(never)]
+fn kick_cpu0<P: Policy>(rig: &Rig<P>) -> bool {
+    matches!(
+        rig.m.balancer_kick(rig.cpus[0], &*rig.plat),
+        nohz::nohz::KickDecision::NoFlags
+    )
+}
+
+/// The empty function T5b compares with: same signature, does nothing.
+#[inline(never)]
+fn empty_fn<P: Policy>(_rig: &Rig<P>) -> bool {
+    true
+}
+
+/// CPU 0 busy; CPU 1 idle and registered; an ILB pass by CPU 1 made `nohz.next_balance` 100
+/// ticks ahead, cleared `needs_update` and set `next_blocked` 32 ticks ahead; the clock stands
+/// still. CPU 0's kick is then on its not-due path, and CPU 1's re-entries keep it there.
+fn not_due_with_cpu1_registered<P: Policy>(rig: &Rig<P>) {
+    let (m, p) = (&*rig.m, &*rig.plat);
+    let [c0, c1] = rig.cpus;
+    m.rq(c0).set_curr_is_idle(false);
+    m.rq(c0).set_nr_running(1);
+    m.enter_idle(c1, p);
+    m.rq(c1).set_next_balance(p.clock().get().add(100));
+    m.idle_balance_pass(c1, nohz::NohzFlags::STATS | nohz::NohzFlags::NEXT, p);
+    m.enter_idle(c1, p);
+    assert!(m.nohz().idle_cpus_mask().test(c1) && !m.nohz().needs_update());
+    assert!(kick_cpu0(rig), "CPU 0's kick is on its not-due path");
+}
+
+/// Antagonist work for T5b: CPU 1 re-entering idle with its tick stopped, back to back.
+struct ReEnter<P: Policy>(Arc<Rig<P>>);
+
+impl<P: Policy> Churn for ReEnter<P> {
+    fn churn_until(&self, stop: &AtomicBool) {
+        let rig = &*self.0;
+        while !stop.load(Ordering::Relaxed) {
+            repeat::<false, ()>(64, || {
+                black_box(&*rig.m).enter_idle(rig.cpus[1], &*rig.plat)
+            });
+        }
+    }
 }
 
 /// T6 (`is_empty` on an empty 4096-bit mask against the naive early-exit loop, and in ns) and
