@@ -24,9 +24,9 @@
 //! before each call shows the per-event cost). Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
-//! T1 has a `Scalable` row; T5b rows for `Scalable` and (for comparison) `Patched`. Not here
-//! yet: T3 (the flag upkeep). T5a and T10 are deterministic guards in `ci/guards.sh` instead
-//! of timings.
+//! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
+//! comparison) `Patched`. T5a and T10 are deterministic guards in `ci/guards.sh` instead of
+//! timings.
 
 mod common;
 
@@ -109,6 +109,7 @@ fn main() {
         let legacy = Arc::new(Rig::<Legacy>::new());
         t1(&ctx, &legacy);
         t2(&ctx);
+        t3(&ctx, &legacy);
         t4(&ctx);
         t5b(&ctx);
         t6_t7(&ctx);
@@ -143,6 +144,71 @@ fn t1_row<P: Policy>(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>, bound: Bound) {
             }
         })
     });
+}
+
+/// T3: `Scalable`'s whole pair (with the `has_blocked_load` / `needs_update` upkeep and the
+/// LLC count) under churn, over a mask-only pair (set the bit, the O1 fence, clear the bit) under
+/// the same churn, and over `Legacy`'s pair under churn. Each variant's antagonist runs the same
+/// kind of pair on CPU 1.
+fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
+    let rig = Arc::new(Rig::<Scalable>::new());
+    let full: Arc<dyn Churn> = job(&rig);
+    let mask_only: Arc<dyn Churn> = Arc::new(MaskOnly(Arc::clone(&rig)));
+    Check::new(
+        "T3",
+        "pair-upkeep-churn",
+        Scalable::NAME,
+        "mask-only",
+        Bound::AtMost(1.3),
+    )
+    .report(ctx, Pacing::Tight, |paced| {
+        ctx.interleave(|is_b| {
+            if is_b {
+                ctx.contended(&mask_only, || {
+                    timed(BATCH_PAIRS, paced, || mask_pair(&rig, 0))
+                })
+            } else {
+                ctx.contended(&full, || timed_pairs(&rig, paced))
+            }
+        })
+    });
+    let legacy_job = job(legacy);
+    Check::new(
+        "T3",
+        "pair-upkeep-churn",
+        Scalable::NAME,
+        Legacy::NAME,
+        Bound::AtMost(0.35),
+    )
+    .report(ctx, Pacing::Tight, |paced| {
+        ctx.interleave(|is_b| {
+            if is_b {
+                ctx.contended(&legacy_job, || timed_pairs(legacy, paced))
+            } else {
+                ctx.contended(&full, || timed_pairs(&rig, paced))
+            }
+        })
+    });
+}
+
+/// The mask-only pair on CPU `i`: the idle-mask bit set, the O1 fence, the bit cleared.
+#[inline(always)]
+fn mask_pair<P: Policy>(rig: &Rig<P>, i: usize) {
+    let mask = black_box(&*rig.m).nohz().idle_cpus_mask();
+    mask.set(rig.cpus[i]);
+    nohz::sync::NOHZ_ENTER_IDLE_FENCE.fence();
+    mask.clear(rig.cpus[i]);
+}
+
+/// Antagonist work for T3's baseline: mask-only pairs on CPU 1.
+struct MaskOnly<P: Policy>(Arc<Rig<P>>);
+
+impl<P: Policy> Churn for MaskOnly<P> {
+    fn churn_until(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            repeat::<false, ()>(64, || mask_pair(&self.0, 1));
+        }
+    }
 }
 
 /// T2: the uncontended pair, `Patched` against `Legacy` and against two bare locked RMWs.
