@@ -10,7 +10,6 @@
 
 use super::Machine;
 use crate::cpu::CpuId;
-use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE, Ordering::Relaxed};
@@ -55,11 +54,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // of those flags before its mask scan (NOHZ_ILB_FENCE).
             NOHZ_ENTER_IDLE_FENCE.fence();
             self.set_cpu_sd_state_idle(cpu);
-            self.nohz.raise_needs_update::<P>(if P::KICK_DEADLINE {
-                plat.jiffies()
-            } else {
-                Jiffies::new(0)
-            });
+            self.nohz.raise_needs_update::<P>(|| plat.jiffies());
         } else if P::READ_BEFORE_WRITE {
             // Scalable reads the flag before storing it: order the rq flag above before that
             // read, against the ILB's clear before its rq reads (NOHZ_ILB_FENCE).

@@ -239,17 +239,18 @@ impl<const W: usize> Nohz<W> {
         }
     }
     /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`]; under
-    /// `P::KICK_DEADLINE` a store also makes the kick due at `now`. A CPU that reads 1 stores
+    /// `P::KICK_DEADLINE` a store also makes the kick due at `now()` (read only then: the
+    /// kernel's enter_idle reads no clock). A CPU that reads 1 stores
     /// nothing: whoever stored that 1 lowered the deadline, and if an ILB pass cleared it
     /// meanwhile, that pass's scan sees this CPU (O7).
     #[inline]
-    fn raise_needs_update<P: Policy>(&self, now: Jiffies) {
+    fn raise_needs_update<P: Policy>(&self, now: impl FnOnce() -> Jiffies) {
         if !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0 {
             crate::sync::shared_store();
             self.scalars.needs_update.store(1, Relaxed);
             if P::KICK_DEADLINE {
                 // A NEXT kick is due at once.
-                self.lower_kick_deadline(now);
+                self.lower_kick_deadline(now());
             }
         }
     }

@@ -397,6 +397,9 @@ macro_rules! both {
         mod legacy {
             $(#[test] fn $name() { super::$name::<nohz::Legacy>() })*
         }
+        mod scalable {
+            $(#[test] fn $name() { super::$name::<nohz::Scalable>() })*
+        }
     };
 }
 
