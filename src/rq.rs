@@ -315,6 +315,13 @@ impl Rq {
     pub(crate) fn set_has_blocked_load(&self, blocked: bool) {
         self.nohz.has_blocked_load.store(blocked, Relaxed);
     }
+
+    /// `rq->has_blocked_load = 1` as an atomic swap (the old value unused): an RMW, so a
+    /// [`Site::fence_after_rmw`](crate::sync::Site::fence_after_rmw) may follow it.
+    #[inline]
+    pub(crate) fn raise_has_blocked_load(&self) {
+        self.nohz.has_blocked_load.swap(true, Relaxed);
+    }
     /// `rq->last_blocked_load_update_tick`.
     #[inline]
     pub fn last_blocked_load_update_tick(&self) -> Jiffies {

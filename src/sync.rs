@@ -287,6 +287,27 @@ impl Site {
         }
         raw_fence(self.ordering)
     }
+
+    /// This site's fence where it directly follows an atomic read-modify-write of the same
+    /// thread: the kernel's `smp_mb__after_atomic()`.
+    ///
+    /// On x86 every atomic RMW is a `lock`-prefixed instruction (or `xchg`), which is already
+    /// a full barrier in hardware, so there this is only a compiler fence: it keeps the
+    /// compiler from moving memory accesses across it and costs no instruction (the portable
+    /// `fence(SeqCst)` would add an `mfence`). This steps outside the language's abstract
+    /// memory model, where a relaxed RMW orders nothing, and relies on the hardware exactly as
+    /// the kernel does. Everywhere else, and in loom builds (where the models need the real
+    /// fence, and a mutation run may weaken or remove it), it is [`Site::fence`].
+    ///
+    /// Callers must place it right after an RMW, with no plain access in between that the
+    /// barrier has to order; `ci/guards.sh` (T9) checks the x86 code for a leftover `mfence`.
+    #[inline(always)]
+    pub fn fence_after_rmw(&'static self) {
+        #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(nohz_loom)))]
+        core::sync::atomic::compiler_fence(self.ordering);
+        #[cfg(not(all(any(target_arch = "x86", target_arch = "x86_64"), not(nohz_loom))))]
+        self.fence();
+    }
 }
 
 // ---- The NOHZ ordering contract (spec §6). Everything else in the crate is Relaxed. ----
@@ -317,18 +338,18 @@ pub static NOHZ_ENTER_IDLE_REPEAT_FENCE: Site = Site::fence_site(
      flag ends 0 with this CPU's new blocked load never decayed",
 );
 
-/// `Scalable` only: the RMW that lowers `nohz.kick_deadline` after a writer made the kick due
-/// sooner (`needs_update` or `has_blocked_load` set). Always bumps the word's epoch.
-pub static NOHZ_DEADLINE_LOWER: Site = Site::access_site(
-    "nohz.kick_deadline.lower",
+/// `Scalable` only: the `fetch_add` that bumps `nohz.kick_deadline` (marks it stale) after a
+/// writer made the kick due sooner (`needs_update` or `has_blocked_load` set).
+pub static NOHZ_DEADLINE_BUMP: Site = Site::access_site(
+    "nohz.kick_deadline.bump",
     SiteKind::Rmw,
     Ordering::Release,
     "kick deadline (Scalable)",
     "nohz.kick_deadline.refresh: a refresher loads the word (Acquire), reads the flags and \
-     deadlines, and replaces the word only if its epoch has not moved",
-    "a refresher that read this writer's lowered word still reading the flag from before the \
-     writer set it, and so raising the deadline past a kick that is due: the kick's not-due \
-     test then skips a NEXT or STATS kick that Patched would send",
+     deadlines, and replaces the word only if no bump landed meanwhile",
+    "a refresher that read this writer's bump still reading the flag from before the writer set \
+     it, and so making the word fresh with a deadline past a kick that is due: the kick's \
+     not-due test then skips a NEXT or STATS kick that Patched would send",
 );
 
 /// `Scalable` only: the load of `nohz.kick_deadline` that starts a refresh.
@@ -337,9 +358,9 @@ pub static NOHZ_DEADLINE_REFRESH: Site = Site::access_site(
     SiteKind::Load,
     Ordering::Acquire,
     "kick deadline (Scalable)",
-    "nohz.kick_deadline.lower: each writer stores its flag, then bumps the word with a Release RMW",
-    "reading a lowered word but a flag older than the lowering, and computing a later deadline \
-     from it (a due kick skipped)",
+    "nohz.kick_deadline.bump: each writer stores its flag, then bumps the word with a Release RMW",
+    "reading a bumped word but a flag older than the bump, and computing a later deadline from \
+     it (a due kick skipped)",
 );
 
 /// O1/O2, reader side: `_nohz_idle_balance`'s `smp_mb()` between clearing
@@ -384,7 +405,7 @@ pub static NOHZ_CSD_FETCH_ANDNOT: Site = Site::access_site(
 pub static SITES: &[&Site] = &[
     &NOHZ_ENTER_IDLE_FENCE,
     &NOHZ_ENTER_IDLE_REPEAT_FENCE,
-    &NOHZ_DEADLINE_LOWER,
+    &NOHZ_DEADLINE_BUMP,
     &NOHZ_DEADLINE_REFRESH,
     &NOHZ_ILB_FENCE,
     &NOHZ_KICK_FETCH_OR,

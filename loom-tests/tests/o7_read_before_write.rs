@@ -9,8 +9,8 @@ use loom_tests::models::o7::{
 };
 use nohz::sync::mutation::with_weakened;
 use nohz::sync::{
-    NOHZ_DEADLINE_LOWER, NOHZ_DEADLINE_REFRESH, NOHZ_ENTER_IDLE_FENCE,
-    NOHZ_ENTER_IDLE_REPEAT_FENCE, Ordering, Weakening,
+    NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH, NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE,
+    Ordering, Weakening,
 };
 use nohz::{Patched, Scalable};
 
@@ -73,7 +73,7 @@ fn scalable_kick_deadline_never_hides_a_due_kick() {
 #[should_panic(expected = "kick deadline: the not-due test would skip a kick Patched sends")]
 fn the_lowering_must_release() {
     with_weakened(
-        &NOHZ_DEADLINE_LOWER,
+        &NOHZ_DEADLINE_BUMP,
         Weakening::To(Ordering::Relaxed),
         deadline_against_ilb::<Scalable>,
     )

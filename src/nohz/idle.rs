@@ -37,8 +37,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return;
         }
         // A hint only (spec §5.6): whoever clears it does so under the rq lock after reading
-        // the real averages.
-        rq.set_has_blocked_load(true);
+        // the real averages. Scalable stores it with an RMW, so that on its idempotent path
+        // below the fence can follow an RMW (free on x86).
+        if P::READ_BEFORE_WRITE {
+            rq.raise_has_blocked_load();
+        } else {
+            rq.set_has_blocked_load(true);
+        }
         if !rq.nohz_tick_stopped() {
             // An isolated CPU never registers, and leaves nohz.has_blocked_load alone.
             if !rq.has_sched_domain() {
@@ -51,14 +56,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 self.nohz.scalars.nr_cpus.fetch_add(1, Relaxed);
             }
             // O1/O2: order the mask bit before the flag stores below, against the ILB's clear
-            // of those flags before its mask scan (NOHZ_ILB_FENCE).
-            NOHZ_ENTER_IDLE_FENCE.fence();
+            // of those flags before its mask scan (NOHZ_ILB_FENCE). It follows the mask's
+            // RMW (Legacy: the counter's), as the kernel's smp_mb__after_atomic() does.
+            NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
             self.set_cpu_sd_state_idle(cpu);
-            self.nohz.raise_needs_update::<P>(|| plat.jiffies());
+            self.nohz.raise_needs_update::<P>();
         } else if P::READ_BEFORE_WRITE {
             // Scalable reads the flag before storing it: order the rq flag above before that
-            // read, against the ILB's clear before its rq reads (NOHZ_ILB_FENCE).
-            NOHZ_ENTER_IDLE_REPEAT_FENCE.fence();
+            // read, against the ILB's clear before its rq reads (NOHZ_ILB_FENCE). The rq
+            // flag's swap is the RMW this fence follows.
+            NOHZ_ENTER_IDLE_REPEAT_FENCE.fence_after_rmw();
         }
         // Both paths: a newly idle CPU has blocked load to decay.
         self.nohz.raise_has_blocked_load::<P>();

@@ -43,7 +43,7 @@ use crate::policy::Policy;
 use crate::rq::Rq;
 use crate::static_key::StaticKey;
 use crate::sync::{
-    AtomicI32, AtomicU32, AtomicU64, AtomicUsize, NOHZ_DEADLINE_LOWER, NOHZ_DEADLINE_REFRESH,
+    AtomicI32, AtomicU32, AtomicU64, AtomicUsize, NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH,
     Ordering::Relaxed,
 };
 use crate::tick_sched::TickSched;
@@ -61,8 +61,8 @@ pub(crate) struct Scalars {
     needs_update: AtomicU32,
     next_balance: AtomicUsize,
     next_blocked: AtomicUsize,
-    /// `Scalable` only: the kick's precomputed not-due deadline (low 32 bits) and an epoch that
-    /// every lowering bumps (high 32 bits); see [`Nohz::kick_deadline`].
+    /// `Scalable` only: the kick's precomputed not-due deadline (low 32 bits), the bump count
+    /// it was computed at and the bump count (16 bits each); see [`Nohz::kick_deadline`].
     kick_deadline: AtomicU64,
     /// `Legacy` only: the plain `int sched_clock_irqtime` that shared this line before seed
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
@@ -135,72 +135,87 @@ impl<const W: usize> Nohz<W> {
         self.scalars.nr_cpus.load(Relaxed)
     }
 
-    /// `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick` (the low 32 bits of a
-    /// jiffies value; compared wrap-safely over 32 bits, which is exact because every deadline
-    /// it folds lies within a minute of now).
+    /// `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick`, or `None` while it
+    /// is stale (a writer made the kick due sooner since it was last computed). The deadline is
+    /// the low 32 bits of a jiffies value, compared wrap-safely over 32 bits, which is exact
+    /// because every deadline it folds lies within a minute of now.
     ///
     /// It folds the four scalars the kick's not-due path reads: the kick can have anything to do
     /// only from `next_balance` on, from `next_blocked + 1` on while `has_blocked_load` is set,
     /// and at once while `needs_update` is set. Before that, `Patched` would return without a
-    /// kick, so `Scalable` does after one load. Who keeps it true:
-    /// - writers that make the kick due sooner lower it with a Release RMW that also bumps the
-    ///   epoch: `enter_idle` on registration (`needs_update`) and when it sets
-    ///   `has_blocked_load`;
-    /// - writers that may move it later recompute it from the scalars and replace it only if
-    ///   the epoch has not moved meanwhile (Acquire load, then compare-exchange), so a lowering
-    ///   that raced with them is never undone: the end of an idle balance pass (complete or
-    ///   aborted), `kick_ilb`'s `next_balance` bump, and init.
+    /// kick, so `Scalable` does after one load.
+    ///
+    /// The word holds three fields: a 16-bit count of bumps (bits 48..64), the bump count the
+    /// deadline was computed at (bits 32..48) and the deadline (bits 0..32); it is fresh while
+    /// the two counts are equal. Who keeps it true:
+    /// - writers that make the kick due sooner bump it with one Release `fetch_add` (a single
+    ///   locked add on x86, no compare-exchange loop on the idle path): `enter_idle` when it
+    ///   sets `needs_update` or `has_blocked_load`. The word is stale from then on, so the kick
+    ///   takes the full path;
+    /// - refreshers recompute the deadline from the scalars after an Acquire load of the word
+    ///   and replace it only if no bump landed meanwhile (compare-exchange), so a bump that
+    ///   raced with them is never undone: the end of an idle balance pass (complete or aborted),
+    ///   `kick_ilb`'s `next_balance` bump, init, and the first kick that finds the word stale.
     ///
     /// The ILB's clears at the start of a pass leave it early, which is safe: an early deadline
     /// only sends the kick down the full path. Only meaningful under `Scalable`.
-    pub fn kick_deadline(&self) -> Jiffies {
-        Jiffies::new(self.scalars.kick_deadline.load(Relaxed) as u32 as usize)
+    pub fn kick_deadline(&self) -> Option<Jiffies> {
+        let w = self.scalars.kick_deadline.load(Relaxed);
+        deadline_fresh(w).then(|| Jiffies::new(w as u32 as usize))
     }
 
-    /// `now` is before the kick deadline: balancing is not due, nothing to kick for.
+    /// `now` is before a fresh kick deadline: balancing is not due, nothing to kick for. A
+    /// stale word is refreshed here first (once per bump; see [`Self::kick_deadline`]).
     #[inline(always)]
     fn kick_not_due(&self, now: Jiffies) -> bool {
-        let deadline = self.scalars.kick_deadline.load(Relaxed) as u32;
-        (deadline.wrapping_sub(now.get() as u32) as i32) > 0
-    }
-
-    /// Makes the kick deadline no later than `at`, and bumps the epoch (always an RMW).
-    fn lower_kick_deadline(&self, at: Jiffies) {
-        let at = at.get() as u32;
-        let mut seen = self.scalars.kick_deadline.load(Relaxed);
-        loop {
-            let (epoch, deadline) = ((seen >> 32) as u32, seen as u32);
-            let lower = if (at.wrapping_sub(deadline) as i32) < 0 {
-                at
-            } else {
-                deadline
-            };
-            let next = (u64::from(epoch.wrapping_add(1)) << 32) | u64::from(lower);
-            crate::sync::shared_store();
-            // Release (NOHZ_DEADLINE_LOWER): the flag this writer set before is visible to
-            // a refresher that loads this word (NOHZ_DEADLINE_REFRESH).
-            match self.scalars.kick_deadline.compare_exchange_weak(
-                seen,
-                next,
-                NOHZ_DEADLINE_LOWER.ordering(),
-                Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(now_seen) => seen = now_seen,
-            }
+        let w = self.scalars.kick_deadline.load(Relaxed);
+        if deadline_fresh(w) {
+            return deadline_ahead(w, now);
         }
+        self.kick_not_due_stale(now)
     }
 
-    /// Recomputes the kick deadline from the scalars at `now`; gives way to any lowering that
-    /// lands meanwhile (the epoch moved), then tries again.
+    /// [`Self::kick_not_due`] on a stale word: refresh it unless someone else did, then test.
+    #[cold]
+    #[inline(never)]
+    fn kick_not_due_stale(&self, now: Jiffies) -> bool {
+        self.refresh_kick_deadline_with(now, true);
+        let w = self.scalars.kick_deadline.load(Relaxed);
+        deadline_fresh(w) && deadline_ahead(w, now)
+    }
+
+    /// Marks the kick deadline stale: a writer just made the kick due sooner.
+    #[inline]
+    fn bump_kick_deadline(&self) {
+        crate::sync::shared_store();
+        // Release (NOHZ_DEADLINE_BUMP): the flag this writer set before is visible to a
+        // refresher that loads this word (NOHZ_DEADLINE_REFRESH). Result unused: one
+        // `lock add` on x86. The bump count wraps within its 16 bits (the carry leaves the
+        // word).
+        self.scalars
+            .kick_deadline
+            .fetch_add(DEADLINE_BUMP, NOHZ_DEADLINE_BUMP.ordering());
+    }
+
+    /// Recomputes the kick deadline from the scalars at `now`; gives way to any bump that
+    /// lands meanwhile, then tries again.
     fn refresh_kick_deadline(&self, now: Jiffies) {
+        self.refresh_kick_deadline_with(now, false);
+    }
+
+    /// [`Self::refresh_kick_deadline`]; with `only_if_stale`, stops as soon as the word is
+    /// fresh (someone else refreshed it), so busy CPUs racing to refresh write it once.
+    fn refresh_kick_deadline_with(&self, now: Jiffies, only_if_stale: bool) {
         loop {
             // Acquire (NOHZ_DEADLINE_REFRESH): the flags read below are at least as new as
-            // the last lowering this load observes (NOHZ_DEADLINE_LOWER).
+            // the last bump this load observes (NOHZ_DEADLINE_BUMP).
             let seen = self
                 .scalars
                 .kick_deadline
                 .load(NOHZ_DEADLINE_REFRESH.ordering());
+            if only_if_stale && deadline_fresh(seen) {
+                return;
+            }
             let deadline = if self.needs_update() {
                 now
             } else {
@@ -212,7 +227,8 @@ impl<const W: usize> Nohz<W> {
                     balance
                 }
             };
-            let next = (seen & !0xffff_ffff) | u64::from(deadline.get() as u32);
+            let bumps = seen >> 48;
+            let next = (bumps << 48) | (bumps << 32) | u64::from(deadline.get() as u32);
             crate::sync::shared_store();
             if self
                 .scalars
@@ -226,34 +242,35 @@ impl<const W: usize> Nohz<W> {
     }
 
     /// `nohz.has_blocked_load = 1` from `enter_idle`: a blind store, or under
-    /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7).
+    /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7). Under
+    /// `P::KICK_DEADLINE` a store also bumps the kick deadline (a STATS kick may now be due
+    /// from `next_blocked + 1` on).
     #[inline]
     fn raise_has_blocked_load<P: Policy>(&self) {
         if !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0 {
             crate::sync::shared_store();
             self.scalars.has_blocked_load.store(1, Relaxed);
             if P::KICK_DEADLINE {
-                // A STATS kick is possible from next_blocked + 1 on.
-                self.lower_kick_deadline(self.next_blocked().add(1));
+                self.bump_kick_deadline();
             }
         }
     }
-    /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`]; under
-    /// `P::KICK_DEADLINE` a store also makes the kick due at `now()` (read only then: the
-    /// kernel's enter_idle reads no clock). A CPU that reads 1 stores
-    /// nothing: whoever stored that 1 lowered the deadline, and if an ILB pass cleared it
-    /// meanwhile, that pass's scan sees this CPU (O7).
+
+    /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`] (a NEXT
+    /// kick is due at once). A CPU that reads 1 stores nothing: whoever stored that 1 bumped
+    /// the deadline, and if an ILB pass cleared it meanwhile, that pass's scan sees this CPU
+    /// (O7).
     #[inline]
-    fn raise_needs_update<P: Policy>(&self, now: impl FnOnce() -> Jiffies) {
+    fn raise_needs_update<P: Policy>(&self) {
         if !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0 {
             crate::sync::shared_store();
             self.scalars.needs_update.store(1, Relaxed);
             if P::KICK_DEADLINE {
-                // A NEXT kick is due at once.
-                self.lower_kick_deadline(now());
+                self.bump_kick_deadline();
             }
         }
     }
+
     #[inline]
     fn store_has_blocked_load(&self, v: bool) {
         crate::sync::shared_store();
@@ -274,6 +291,23 @@ impl<const W: usize> Nohz<W> {
         crate::sync::shared_store();
         self.scalars.next_blocked.store(at.get(), Relaxed);
     }
+}
+
+/// One bump of the kick deadline word (its top 16 bits).
+const DEADLINE_BUMP: u64 = 1 << 48;
+
+/// The deadline word was computed at the latest bump: its bits 48..64 equal its bits 32..48
+/// (rotating the high half by 16 leaves it unchanged exactly then).
+#[inline(always)]
+fn deadline_fresh(w: u64) -> bool {
+    let high = (w >> 32) as u32;
+    high.rotate_left(16) == high
+}
+
+/// `now` is before the deadline in the low 32 bits of `w` (wrap-safe over 32 bits).
+#[inline(always)]
+fn deadline_ahead(w: u64, now: Jiffies) -> bool {
+    ((w as u32).wrapping_sub(now.get() as u32) as i32) > 0
 }
 
 impl<const W: usize> Default for Nohz<W> {
@@ -581,5 +615,53 @@ impl<P: Policy, const N: usize, const W: usize> Default for Machine<P, N, W> {
     #[inline]
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod deadline_word_tests {
+    use super::*;
+
+    #[test]
+    fn fresh_exactly_while_the_two_counts_agree() {
+        assert!(deadline_fresh(0));
+        assert!(deadline_fresh((7 << 48) | (7 << 32) | 0xffff_ffff));
+        assert!(!deadline_fresh((8 << 48) | (7 << 32)));
+        assert!(!deadline_fresh((7 << 48) | (8 << 32)));
+    }
+
+    #[test]
+    fn bumps_wrap_in_their_field_and_a_refresh_catches_up() {
+        let nohz = Nohz::<1>::new();
+        nohz.store_next_balance(Jiffies::new(0x1_0000_0005));
+        nohz.refresh_kick_deadline(Jiffies::new(0x1_0000_0000));
+        assert_eq!(
+            nohz.kick_deadline(),
+            Some(Jiffies::new(5)),
+            "the low 32 bits"
+        );
+        for i in 1..=(1u32 << 16) + 1 {
+            nohz.bump_kick_deadline();
+            let w = nohz.scalars.kick_deadline.load(Relaxed);
+            assert_eq!(w as u32, 5, "no carry into the deadline");
+            assert_eq!((w >> 32) as u16, 0, "no carry into the refreshed count");
+            assert_eq!((w >> 48) as u32, i % (1 << 16));
+        }
+        assert_eq!(nohz.kick_deadline(), None);
+        nohz.refresh_kick_deadline(Jiffies::new(0x1_0000_0000));
+        assert_eq!(nohz.kick_deadline(), Some(Jiffies::new(5)));
+        let w = nohz.scalars.kick_deadline.load(Relaxed);
+        assert_eq!(((w >> 48) as u16, (w >> 32) as u16), (1, 1));
+    }
+
+    #[test]
+    fn the_not_due_test_is_wrap_safe_over_32_bits() {
+        let w = u64::from(3u32);
+        assert!(
+            deadline_ahead(w, Jiffies::new(0xffff_fff0)),
+            "deadline just past a wrap"
+        );
+        assert!(!deadline_ahead(w, Jiffies::new(3)));
+        assert!(!deadline_ahead(w, Jiffies::new(4)));
     }
 }

@@ -168,3 +168,72 @@ both!(
     asym_capacity_kicks_only_for_misfit_and_skips_the_llc_test,
     llc_busy_count_decides_last,
 );
+
+/// `Scalable`'s precomputed deadline word: `enter_idle` setting a flag makes it stale, the
+/// first kick that finds it stale refreshes it (once), and a refreshed word answers the
+/// not-due test exactly as the full test does.
+mod scalable_deadline {
+    use super::*;
+    use nohz::Scalable;
+
+    /// The word keeps a deadline's low 32 bits.
+    fn low32(j: nohz::Jiffies) -> Option<nohz::Jiffies> {
+        Some(nohz::Jiffies::new(j.get() as u32 as usize))
+    }
+
+    /// Balancing not due for 10 ticks, nothing flagged, a fresh word.
+    fn not_due_for_10() -> World<Scalable> {
+        let w = setup::<Scalable>(2);
+        for cpu in [2, 3] {
+            w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(10));
+        }
+        // One jiffy on, so the pass decays the blocked load it finds.
+        w.advance(1);
+        for cpu in [2, 3] {
+            w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(10));
+        }
+        w.m.idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+        assert!(!w.m.nohz().needs_update() && !w.m.nohz().has_blocked_load());
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+        w
+    }
+
+    #[test]
+    fn a_pass_leaves_it_fresh_at_next_balance() {
+        let w = not_due_for_10();
+        assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+    }
+
+    #[test]
+    fn a_repeat_entry_raising_blocked_load_stales_it_and_the_kick_refreshes_once() {
+        let w = not_due_for_10();
+        // CPU 2 re-enters idle: nohz.has_blocked_load goes 0 -> 1.
+        w.enter(2);
+        assert!(w.m.nohz().has_blocked_load());
+        assert_eq!(w.m.nohz().kick_deadline(), None, "stale after the bump");
+        // The kick refreshes it: STATS is possible from next_blocked + 1, after next_balance.
+        assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+        // A second re-entry reads the flag as 1 and leaves the word alone.
+        w.enter(2);
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+    }
+
+    #[test]
+    fn a_registration_makes_the_kick_due_at_once() {
+        let w = not_due_for_10();
+        w.enter(1);
+        assert!(w.m.nohz().needs_update());
+        assert_eq!(w.m.nohz().kick_deadline(), None);
+        // needs_update: the refreshed deadline is now, so the full path runs and asks for NEXT.
+        assert!(matches!(
+            kick(&w, 0),
+            KickDecision::Kick {
+                flags: NohzFlags::NEXT,
+                ..
+            }
+        ));
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now()));
+    }
+}

@@ -92,6 +92,18 @@ pub fn t9_exit_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
     m.exit_idle(cpu, p);
 }
 
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_enter_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
+    m.enter_idle(cpu, p);
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_exit_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
+    m.exit_idle(cpu, p);
+}
+
 /// The not-due path: a busy CPU's kick while `nohz.next_balance` is ahead, no blocked load
 /// due and no update needed (returns `NoFlags`).
 #[unsafe(no_mangle)]
@@ -178,12 +190,16 @@ fn main() {
         "pairs" => {
             let mp = machine::<Patched>(&p);
             let ml = machine::<Legacy>(&p);
-            let (cp, cl) = (mp.cpu(1).unwrap(), ml.cpu(1).unwrap());
+            let ms = machine::<Scalable>(&p);
+            let (cp, cl, cs) = (mp.cpu(1).unwrap(), ml.cpu(1).unwrap(), ms.cpu(1).unwrap());
             for _ in 0..n {
                 t9_enter_idle_patched(black_box(&mp), cp, &p);
                 t9_exit_idle_patched(black_box(&mp), cp, &p);
                 t9_enter_idle_legacy(black_box(&ml), cl, &p);
                 t9_exit_idle_legacy(black_box(&ml), cl, &p);
+                t9_enter_idle_scalable(black_box(&ms), cs, &p);
+                t9_enter_idle_scalable(black_box(&ms), cs, &p);
+                t9_exit_idle_scalable(black_box(&ms), cs, &p);
             }
         }
         #[cfg(nohz_probe)]
