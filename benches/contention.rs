@@ -21,7 +21,8 @@
 //! nanoseconds. `runs` is the runs kept for the variant with fewer. Under each target line an
 //! indented `also` line gives the same check with the other pacing (informational: tight
 //! loops let out-of-order execution overlap the misses of consecutive calls; an `lfence`
-//! before each call shows the per-event cost). Medians in nanoseconds, discarded runs and who
+//! before each call shows the per-event cost). T5b is judged `worked`: each call between
+//! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work. Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
 //! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
@@ -62,6 +63,8 @@ const BATCH_PAIRS: u64 = 256;
 const BATCH_READS: u64 = 16_384;
 /// See [`BATCH_PAIRS`]; mask scans.
 const BATCH_SCANS: u64 = 1024;
+/// See [`BATCH_PAIRS`]; calls with about 300 ns of work each.
+const BATCH_WORKED: u64 = 64;
 
 fn main() {
     let runs = if std::env::args().any(|a| a == "--bench") {
@@ -74,6 +77,7 @@ fn main() {
     let main_pinned = cores
         .first()
         .is_some_and(|&c| core_affinity::set_for_current(c));
+    let (steps, step_ns) = calibrate_work();
     println!(
         "# nohz contention bench: {} core(s); measuring thread on core 0 ({}); {runs} kept runs \
          of {} ms per variant, interleaved; a run counts only if each thread was on a CPU >= \
@@ -82,6 +86,10 @@ fn main() {
         if main_pinned { "pinned" } else { "NOT pinned" },
         RUN_FOR.as_millis(),
         MIN_ON_CPU * 100.0,
+    );
+    println!(
+        "# T5b's work between calls: {steps} multiply-add steps of {step_ns:.2} ns (about \
+         {WORK_NS:.0} ns)"
     );
     if cores.len() < 2 {
         println!(
@@ -135,12 +143,12 @@ fn t1_row<P: Policy>(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>, bound: Bound) {
     let a = P::NAME;
     let b = Legacy::NAME;
     let check = Check::new("T1", "pair-churn", a, b, bound);
-    check.report(ctx, Pacing::Tight, |paced| {
+    check.report(ctx, Pacing::Tight, |pacing| {
         ctx.interleave(|is_b| {
             if is_b {
-                ctx.contended(&legacy_job, || timed_pairs(legacy, paced))
+                ctx.contended(&legacy_job, || timed_pairs(legacy, pacing))
             } else {
-                ctx.contended(&rig_job, || timed_pairs(&rig, paced))
+                ctx.contended(&rig_job, || timed_pairs(&rig, pacing))
             }
         })
     });
@@ -161,14 +169,14 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         "mask-only",
         Bound::AtMost(1.3),
     )
-    .report(ctx, Pacing::Tight, |paced| {
+    .report(ctx, Pacing::Tight, |pacing| {
         ctx.interleave(|is_b| {
             if is_b {
                 ctx.contended(&mask_only, || {
-                    timed(BATCH_PAIRS, paced, || mask_pair(&rig, 0))
+                    timed(BATCH_PAIRS, pacing, || mask_pair(&rig, 0))
                 })
             } else {
-                ctx.contended(&full, || timed_pairs(&rig, paced))
+                ctx.contended(&full, || timed_pairs(&rig, pacing))
             }
         })
     });
@@ -180,12 +188,12 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         Legacy::NAME,
         Bound::AtMost(0.35),
     )
-    .report(ctx, Pacing::Tight, |paced| {
+    .report(ctx, Pacing::Tight, |pacing| {
         ctx.interleave(|is_b| {
             if is_b {
-                ctx.contended(&legacy_job, || timed_pairs(legacy, paced))
+                ctx.contended(&legacy_job, || timed_pairs(legacy, pacing))
             } else {
-                ctx.contended(&full, || timed_pairs(&rig, paced))
+                ctx.contended(&full, || timed_pairs(&rig, pacing))
             }
         })
     });
@@ -223,13 +231,13 @@ fn t2(ctx: &Ctx<'_>) {
         Legacy::NAME,
         Bound::AtMost(0.75),
     )
-    .report(ctx, Pacing::Tight, |paced| {
+    .report(ctx, Pacing::Tight, |pacing| {
         ctx.interleave(|is_b| {
             ctx.quiet(|| {
                 if is_b {
-                    timed_pairs(&legacy, paced)
+                    timed_pairs(&legacy, pacing)
                 } else {
-                    timed_pairs(&patched, paced)
+                    timed_pairs(&patched, pacing)
                 }
             })
         })
@@ -241,13 +249,13 @@ fn t2(ctx: &Ctx<'_>) {
         "2rmw",
         Bound::AtMost(1.5),
     )
-    .report(ctx, Pacing::Tight, |paced| {
+    .report(ctx, Pacing::Tight, |pacing| {
         ctx.interleave(|is_b| {
             ctx.quiet(|| {
                 if is_b {
-                    timed(BATCH_PAIRS, paced, || two_rmws(&word))
+                    timed(BATCH_PAIRS, pacing, || two_rmws(&word))
                 } else {
-                    timed_pairs(&patched, paced)
+                    timed_pairs(&patched, pacing)
                 }
             })
         })
@@ -273,16 +281,17 @@ fn t4_row<P: Policy>(ctx: &Ctx<'_>, what: &str, bound: Bound) {
     let private = Arc::new(Rig::<P>::new());
     let (shared_job, private_job) = (job(&shared), job(&private));
     let a = format!("{}-{what}-churn", P::NAME);
-    Check::new("T4", "irqtime-read", &a, "quiet", bound).report(ctx, Pacing::Paced, |paced| {
+    Check::new("T4", "irqtime-read", &a, "quiet", bound).report(ctx, Pacing::Paced, |pacing| {
         ctx.interleave(|is_b| {
             let j = if is_b { &private_job } else { &shared_job };
-            ctx.contended(j, || timed(BATCH_READS, paced, || shared.irqtime_read()))
+            ctx.contended(j, || timed(BATCH_READS, pacing, || shared.irqtime_read()))
         })
     });
 }
 
-/// T5b: a busy CPU 0's `nohz_balancer_kick` on its not-due path, paced (an `lfence` before
-/// each call), while the antagonist keeps CPU 1 re-entering idle with its tick stopped (the
+/// T5b: a busy CPU 0's `nohz_balancer_kick` on its not-due path, paced as the spec says (about
+/// 300 ns of private work, an `lfence`, the call; here also an `lfence` after it, so the next
+/// work cannot hide the call's misses), while the antagonist keeps CPU 1 re-entering idle with its tick stopped (the
 /// idempotent `enter_idle` of every idle pass after seed 001), over an empty function in the
 /// same conditions. `Scalable` re-enters without storing and tests "not due" with one load;
 /// `Patched` (printed for comparison, same bound) stores `has_blocked_load` on every re-entry,
@@ -307,10 +316,10 @@ fn t5b_row<P: Policy>(ctx: &Ctx<'_>) {
         "empty",
         Bound::AtMost(1.05),
     )
-    .report(ctx, Pacing::Paced, |paced| {
+    .report(ctx, Pacing::Worked, |pacing| {
         ctx.interleave(|is_b| {
             let f = if is_b { empty } else { kick };
-            ctx.contended(&churn, || timed(BATCH_READS / 16, paced, || f(&rig)))
+            ctx.contended(&churn, || timed(BATCH_WORKED, pacing, || f(&rig)))
         })
     });
     assert!(kick(&rig), "still on the not-due path after the runs");
@@ -372,13 +381,13 @@ fn t6_t7(ctx: &Ctx<'_>) {
         "naive",
         Bound::AtMost(0.40),
     );
-    let r6 = t6.report(ctx, Pacing::Tight, |paced| {
+    let r6 = t6.report(ctx, Pacing::Tight, |pacing| {
         ctx.interleave(|is_b| {
             ctx.quiet(|| {
                 if is_b {
-                    timed(BATCH_SCANS, paced, || naive_is_empty(&m.words, m.nr.get()))
+                    timed(BATCH_SCANS, pacing, || naive_is_empty(&m.words, m.nr.get()))
                 } else {
-                    timed(BATCH_SCANS, paced, || mask_is_empty(&m.mask, m.nr))
+                    timed(BATCH_SCANS, pacing, || mask_is_empty(&m.mask, m.nr))
                 }
             })
         })
@@ -388,13 +397,13 @@ fn t6_t7(ctx: &Ctx<'_>) {
     Check::new("T7", "first-empty-4096", "first", "ns", Bound::AtMost(25.0)).report(
         ctx,
         Pacing::Tight,
-        |paced| {
+        |pacing| {
             ctx.interleave(|is_b| {
                 ctx.quiet(|| {
                     if is_b {
-                        timed(BATCH_SCANS, paced, || naive_first(&m.words, m.nr.get()))
+                        timed(BATCH_SCANS, pacing, || naive_first(&m.words, m.nr.get()))
                     } else {
-                        timed(BATCH_SCANS, paced, || mask_first(&m.mask, m.nr))
+                        timed(BATCH_SCANS, pacing, || mask_first(&m.mask, m.nr))
                     }
                 })
             })
@@ -404,15 +413,17 @@ fn t6_t7(ctx: &Ctx<'_>) {
 
 // ---- timing ----
 
-/// Runs `f` in batches of `batch` calls until [`RUN_FOR`] has passed; returns ns per call.
-fn timed<R>(batch: u64, paced: bool, mut f: impl FnMut() -> R) -> f64 {
+/// Runs `f` in batches of `batch` calls, paced as `pacing` says, until [`RUN_FOR`] has
+/// passed; returns ns per call (with [`Pacing::Worked`], per call and its work).
+fn timed<R>(batch: u64, pacing: Pacing, mut f: impl FnMut() -> R) -> f64 {
+    let steps = WORK_STEPS.load(Ordering::Relaxed);
     let t0 = Instant::now();
     let mut calls = 0u64;
     loop {
-        if paced {
-            repeat::<true, R>(batch, &mut f);
-        } else {
-            repeat::<false, R>(batch, &mut f);
+        match pacing {
+            Pacing::Tight => repeat::<false, R>(batch, &mut f),
+            Pacing::Paced => repeat::<true, R>(batch, &mut f),
+            Pacing::Worked => repeat_worked(batch, steps, &mut f),
         }
         calls += batch;
         let spent = t0.elapsed();
@@ -434,9 +445,61 @@ fn repeat<const PACED: bool, R>(n: u64, mut f: impl FnMut() -> R) {
     }
 }
 
+/// Calls `f` `n` times, each call between [`work`] of `steps` steps and an `lfence`, and
+/// followed by another `lfence`: the call starts after the work has finished and must finish
+/// before the next work starts, so its whole latency (a cache miss included) counts and
+/// nothing overlaps it.
+#[inline(always)]
+fn repeat_worked<R>(n: u64, steps: u64, mut f: impl FnMut() -> R) {
+    let mut x = black_box(1u64);
+    for _ in 0..n {
+        x = work(x, steps);
+        pace();
+        black_box(f());
+        pace();
+    }
+    black_box(x);
+}
+
+/// Private work: a chain of `steps` dependent multiply-adds on a register (no memory).
+#[inline(always)]
+fn work(mut x: u64, steps: u64) -> u64 {
+    for _ in 0..steps {
+        x = black_box(x)
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+    }
+    x
+}
+
+/// Steps of [`work`] that take [`WORK_NS`] on this machine, set by [`calibrate_work`].
+static WORK_STEPS: AtomicU64 = AtomicU64::new(0);
+
+/// The work between two paced calls of T5b (spec/performance.md: about 300 ns).
+const WORK_NS: f64 = 300.0;
+
+/// Sets [`WORK_STEPS`] so that one [`work`] lasts about [`WORK_NS`]: the median of 21 timings
+/// of 10 000 steps, on the measuring thread, before the antagonist has work. Returns the
+/// steps and the ns per step.
+fn calibrate_work() -> (u64, f64) {
+    const PROBE: u64 = 10_000;
+    let mut per_step: Vec<f64> = (0..21)
+        .map(|_| {
+            let t0 = Instant::now();
+            black_box(work(black_box(1), PROBE));
+            t0.elapsed().as_nanos() as f64 / PROBE as f64
+        })
+        .collect();
+    per_step.sort_by(f64::total_cmp);
+    let ns = per_step[per_step.len() / 2];
+    let steps = ((WORK_NS / ns).round() as u64).max(1);
+    WORK_STEPS.store(steps, Ordering::Relaxed);
+    (steps, ns)
+}
+
 /// Pairs on CPU 0 of `rig` for one run; ns per pair.
-fn timed_pairs<P: Policy>(rig: &Rig<P>, paced: bool) -> f64 {
-    timed(BATCH_PAIRS, paced, || rig.pair(0))
+fn timed_pairs<P: Policy>(rig: &Rig<P>, pacing: Pacing) -> f64 {
+    timed(BATCH_PAIRS, pacing, || rig.pair(0))
 }
 
 // ---- the antagonist ----
@@ -656,13 +719,15 @@ enum Pacing {
     Tight,
     /// An `lfence` before each call.
     Paced,
+    /// About 300 ns of private work, an `lfence`, the call, an `lfence` (T5b).
+    Worked,
 }
 
 impl Pacing {
     fn other(self) -> Self {
         match self {
             Pacing::Tight => Pacing::Paced,
-            Pacing::Paced => Pacing::Tight,
+            Pacing::Paced | Pacing::Worked => Pacing::Tight,
         }
     }
 
@@ -670,6 +735,7 @@ impl Pacing {
         match self {
             Pacing::Tight => "tight",
             Pacing::Paced => "paced",
+            Pacing::Worked => "worked",
         }
     }
 }
@@ -723,18 +789,18 @@ impl<'s> Check<'s> {
     }
 
     /// Measures with `primary` pacing and prints the target line, then with the other pacing
-    /// and prints the `also` line. `measure(paced)` runs one interleaved comparison. Returns
+    /// and prints the `also` line. `measure(pacing)` runs one interleaved comparison. Returns
     /// the primary measurement.
     fn report(
         &self,
         ctx: &Ctx<'_>,
         primary: Pacing,
-        mut measure: impl FnMut(bool) -> Interleaved<f64>,
+        mut measure: impl FnMut(Pacing) -> Interleaved<f64>,
     ) -> Interleaved<f64> {
-        let r = measure(primary == Pacing::Paced);
+        let r = measure(primary);
         self.print_as(&r, primary, None, Some(ctx.lost()));
         let other = primary.other();
-        let r2 = measure(other == Pacing::Paced);
+        let r2 = measure(other);
         self.print_as(&r2, other, Some(other), Some(ctx.lost()));
         r
     }

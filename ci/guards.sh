@@ -21,13 +21,20 @@ python3 - "$bin" <<'PY'
 import re, subprocess, sys
 dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", sys.argv[1]],
                      check=True, capture_output=True, text=True).stdout
-funcs, name = {}, None
+funcs, name, at = {}, None, {}
 for line in dis.splitlines():
-    m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
+    m = re.match(r"^([0-9a-f]+) <([^>]+)>:$", line)
     if m:
-        name = m.group(1); funcs[name] = []; continue
+        name = m.group(2); funcs[name] = []; at[int(m.group(1), 16)] = name; continue
     if name and line.strip():
         funcs[name].append(line)
+# The linker folds identical functions into one body (Scalable's exit_idle is Patched's):
+# objdump lists one name per address, so give every alias from the symbol table that body.
+syms = subprocess.run(["nm", sys.argv[1]], check=True, capture_output=True, text=True).stdout
+for line in syms.splitlines():
+    parts = line.split()
+    if len(parts) == 3 and parts[2] not in funcs and int(parts[0], 16) in at:
+        funcs[parts[2]] = funcs[at[int(parts[0], 16)]]
 bad = 0
 for f in [f"t9_{op}_idle_{p}" for p in ("patched", "legacy", "scalable") for op in ("enter", "exit")]:
     body = funcs.get(f)

@@ -10,6 +10,7 @@
 
 use super::Machine;
 use crate::cpu::CpuId;
+use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::rq::NohzFlags;
@@ -95,7 +96,6 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     pub fn balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
         let rq = self.rq(cpu);
         let now = plat.jiffies();
-        let mut flags = NohzFlags::empty();
 
         // A tick on an idle CPU: no exit, no kick.
         if rq.idle_balance() {
@@ -104,11 +104,42 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         // The first busy tick after idle takes this CPU out of the mask.
         self.exit_idle(cpu, plat);
 
-        // Scalable: one load decides that nothing below can want a kick yet.
-        if P::KICK_DEADLINE && self.nohz.kick_not_due(now) {
+        if P::KICK_DEADLINE {
+            // Scalable: one load decides that nothing below can want a kick yet. Everything
+            // else is out of line, so this path saves and restores no registers.
+            if self.nohz.kick_not_due(now) {
+                return KickDecision::NoFlags;
+            }
+            return self.balancer_kick_slow(cpu, plat, now);
+        }
+        self.balancer_kick_full(cpu, plat, now)
+    }
+
+    /// `Scalable`'s kick past its one-load test: a stale deadline word is refreshed first
+    /// (once per bump, see [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)) and tested
+    /// again; then the full decision.
+    #[inline(never)]
+    fn balancer_kick_slow<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        now: Jiffies,
+    ) -> KickDecision<N> {
+        if self.nohz.refresh_kick_deadline_if_stale(now) && self.nohz.kick_not_due(now) {
             return KickDecision::NoFlags;
         }
+        self.balancer_kick_full(cpu, plat, now)
+    }
 
+    /// The decision of `nohz_balancer_kick` after the idle-tick test and the exit.
+    #[inline(always)]
+    fn balancer_kick_full<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        now: Jiffies,
+    ) -> KickDecision<N> {
+        let mut flags = NohzFlags::empty();
         // Legacy: "nobody is tickless" first, before any time check.
         if !P::TIME_CHECKS_FIRST && self.nobody_tickless() {
             return KickDecision::NobodyTickless;

@@ -61,8 +61,8 @@ pub(crate) struct Scalars {
     needs_update: AtomicU32,
     next_balance: AtomicUsize,
     next_blocked: AtomicUsize,
-    /// `Scalable` only: the kick's precomputed not-due deadline (low 32 bits), the bump count
-    /// it was computed at and the bump count (16 bits each); see [`Nohz::kick_deadline`].
+    /// `Scalable` only: the kick's precomputed not-due deadline (low 32 bits) and the bumps
+    /// since it was computed (high 32 bits); see [`Nohz::kick_deadline`].
     kick_deadline: AtomicU64,
     /// `Legacy` only: the plain `int sched_clock_irqtime` that shared this line before seed
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
@@ -145,9 +145,9 @@ impl<const W: usize> Nohz<W> {
     /// and at once while `needs_update` is set. Before that, `Patched` would return without a
     /// kick, so `Scalable` does after one load.
     ///
-    /// The word holds three fields: a 16-bit count of bumps (bits 48..64), the bump count the
-    /// deadline was computed at (bits 32..48) and the deadline (bits 0..32); it is fresh while
-    /// the two counts are equal. Who keeps it true:
+    /// The word holds the deadline in its low 32 bits and, above them, the number of bumps since
+    /// it was computed; it is fresh while that count is 0 (the word is below 2^32). Who keeps it
+    /// true:
     /// - writers that make the kick due sooner bump it with one Release `fetch_add` (a single
     ///   locked add on x86, no compare-exchange loop on the idle path): `enter_idle` when it
     ///   sets `needs_update` or `has_blocked_load`. The word is stale from then on, so the kick
@@ -164,24 +164,22 @@ impl<const W: usize> Nohz<W> {
         deadline_fresh(w).then(|| Jiffies::new(w as u32 as usize))
     }
 
-    /// `now` is before a fresh kick deadline: balancing is not due, nothing to kick for. A
-    /// stale word is refreshed here first (once per bump; see [`Self::kick_deadline`]).
+    /// `now` is before a fresh kick deadline: balancing is not due, nothing to kick for.
+    /// False on a stale word (see [`Self::refresh_kick_deadline_if_stale`]).
     #[inline(always)]
     fn kick_not_due(&self, now: Jiffies) -> bool {
         let w = self.scalars.kick_deadline.load(Relaxed);
-        if deadline_fresh(w) {
-            return deadline_ahead(w, now);
-        }
-        self.kick_not_due_stale(now)
+        deadline_fresh(w) && deadline_ahead(w, now)
     }
 
-    /// [`Self::kick_not_due`] on a stale word: refresh it unless someone else did, then test.
-    #[cold]
-    #[inline(never)]
-    fn kick_not_due_stale(&self, now: Jiffies) -> bool {
+    /// Refreshes a stale kick deadline word at `now`, unless someone else did first; whether
+    /// the word was stale. Busy CPUs racing here write the word once between them.
+    fn refresh_kick_deadline_if_stale(&self, now: Jiffies) -> bool {
+        if deadline_fresh(self.scalars.kick_deadline.load(Relaxed)) {
+            return false;
+        }
         self.refresh_kick_deadline_with(now, true);
-        let w = self.scalars.kick_deadline.load(Relaxed);
-        deadline_fresh(w) && deadline_ahead(w, now)
+        true
     }
 
     /// Marks the kick deadline stale: a writer just made the kick due sooner.
@@ -190,8 +188,10 @@ impl<const W: usize> Nohz<W> {
         crate::sync::shared_store();
         // Release (NOHZ_DEADLINE_BUMP): the flag this writer set before is visible to a
         // refresher that loads this word (NOHZ_DEADLINE_REFRESH). Result unused: one
-        // `lock add` on x86. The bump count wraps within its 16 bits (the carry leaves the
-        // word).
+        // `lock add` on x86. The count only grows until a refresh zeroes it, so a refresher's
+        // compare-exchange fails if any bump landed after its load. (It would take 2^32 bumps
+        // without a refresh to wrap it; each bump needs a flag cleared by an ILB pass, and
+        // every pass ends with a refresh.)
         self.scalars
             .kick_deadline
             .fetch_add(DEADLINE_BUMP, NOHZ_DEADLINE_BUMP.ordering());
@@ -227,8 +227,7 @@ impl<const W: usize> Nohz<W> {
                     balance
                 }
             };
-            let bumps = seen >> 48;
-            let next = (bumps << 48) | (bumps << 32) | u64::from(deadline.get() as u32);
+            let next = u64::from(deadline.get() as u32);
             crate::sync::shared_store();
             if self
                 .scalars
@@ -293,15 +292,13 @@ impl<const W: usize> Nohz<W> {
     }
 }
 
-/// One bump of the kick deadline word (its top 16 bits).
-const DEADLINE_BUMP: u64 = 1 << 48;
+/// One bump of the kick deadline word (its high 32 bits count them).
+const DEADLINE_BUMP: u64 = 1 << 32;
 
-/// The deadline word was computed at the latest bump: its bits 48..64 equal its bits 32..48
-/// (rotating the high half by 16 leaves it unchanged exactly then).
+/// No bump landed on the deadline word since it was computed.
 #[inline(always)]
 fn deadline_fresh(w: u64) -> bool {
-    let high = (w >> 32) as u32;
-    high.rotate_left(16) == high
+    w >> 32 == 0
 }
 
 /// `now` is before the deadline in the low 32 bits of `w` (wrap-safe over 32 bits).
@@ -623,35 +620,33 @@ mod deadline_word_tests {
     use super::*;
 
     #[test]
-    fn fresh_exactly_while_the_two_counts_agree() {
+    fn fresh_exactly_while_no_bump_landed() {
         assert!(deadline_fresh(0));
-        assert!(deadline_fresh((7 << 48) | (7 << 32) | 0xffff_ffff));
-        assert!(!deadline_fresh((8 << 48) | (7 << 32)));
-        assert!(!deadline_fresh((7 << 48) | (8 << 32)));
+        assert!(deadline_fresh(0xffff_ffff));
+        assert!(!deadline_fresh(DEADLINE_BUMP));
+        assert!(!deadline_fresh(u64::MAX));
     }
 
     #[test]
-    fn bumps_wrap_in_their_field_and_a_refresh_catches_up() {
+    fn bumps_never_carry_into_the_deadline_and_a_refresh_zeroes_them() {
         let nohz = Nohz::<1>::new();
-        nohz.store_next_balance(Jiffies::new(0x1_0000_0005));
+        nohz.store_next_balance(Jiffies::new(0x1_ffff_fffe));
         nohz.refresh_kick_deadline(Jiffies::new(0x1_0000_0000));
         assert_eq!(
             nohz.kick_deadline(),
-            Some(Jiffies::new(5)),
+            Some(Jiffies::new(0xffff_fffe)),
             "the low 32 bits"
         );
-        for i in 1..=(1u32 << 16) + 1 {
+        for i in 1..=3u64 {
             nohz.bump_kick_deadline();
             let w = nohz.scalars.kick_deadline.load(Relaxed);
-            assert_eq!(w as u32, 5, "no carry into the deadline");
-            assert_eq!((w >> 32) as u16, 0, "no carry into the refreshed count");
-            assert_eq!((w >> 48) as u32, i % (1 << 16));
+            assert_eq!(w as u32, 0xffff_fffe, "no carry into the deadline");
+            assert_eq!(w >> 32, i);
         }
         assert_eq!(nohz.kick_deadline(), None);
         nohz.refresh_kick_deadline(Jiffies::new(0x1_0000_0000));
-        assert_eq!(nohz.kick_deadline(), Some(Jiffies::new(5)));
-        let w = nohz.scalars.kick_deadline.load(Relaxed);
-        assert_eq!(((w >> 48) as u16, (w >> 32) as u16), (1, 1));
+        assert_eq!(nohz.kick_deadline(), Some(Jiffies::new(0xffff_fffe)));
+        assert_eq!(nohz.scalars.kick_deadline.load(Relaxed) >> 32, 0);
     }
 
     #[test]
