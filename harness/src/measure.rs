@@ -139,9 +139,86 @@ pub fn interleave<T>(runs: usize, mut run: impl FnMut(bool) -> Option<T>) -> Int
     out
 }
 
+/// The runs of several variants measured interleaved.
+#[derive(Debug)]
+pub struct InterleavedMany<T> {
+    /// Kept runs of each variant, in order.
+    pub kept: Vec<Vec<T>>,
+    /// Runs of each variant discarded by the gate.
+    pub discarded: Vec<usize>,
+}
+
+impl<T: Clone> InterleavedMany<T> {
+    /// Variants `a` and `b` as a pair, as [`interleave`] returns them.
+    pub fn pair(&self, a: usize, b: usize) -> Interleaved<T> {
+        Interleaved {
+            a: self.kept[a].clone(),
+            b: self.kept[b].clone(),
+            discarded: (self.discarded[a], self.discarded[b]),
+        }
+    }
+}
+
+/// [`interleave`] for `variants` variants: rounds of `run(0)`, `run(1)`, ... until each has
+/// `runs` kept results or `3 * runs` attempts, so every variant sees the same conditions.
+pub fn interleave_many<T>(
+    variants: usize,
+    runs: usize,
+    mut run: impl FnMut(usize) -> Option<T>,
+) -> InterleavedMany<T> {
+    let mut out = InterleavedMany {
+        kept: (0..variants).map(|_| Vec::new()).collect(),
+        discarded: vec![0; variants],
+    };
+    let max_attempts = runs.saturating_mul(3).max(1);
+    let mut tries = vec![0; variants];
+    let wants = |out: &InterleavedMany<T>, tries: &[usize], v: usize| {
+        out.kept[v].len() < runs && tries[v] < max_attempts
+    };
+    while (0..variants).any(|v| wants(&out, &tries, v)) {
+        for v in 0..variants {
+            if wants(&out, &tries, v) {
+                tries[v] += 1;
+                match run(v) {
+                    Some(r) => out.kept[v].push(r),
+                    None => out.discarded[v] += 1,
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interleaves_many_in_rounds_and_retries_discarded_runs() {
+        let mut order = Vec::new();
+        let r = interleave_many(3, 2, |v| {
+            order.push(v);
+            // Variant 1 loses its first run.
+            (!(v == 1 && order.iter().filter(|&&x| x == 1).count() == 1)).then_some(order.len())
+        });
+        assert_eq!(order, [0, 1, 2, 0, 1, 2, 1]);
+        assert_eq!(r.kept, [vec![1, 4], vec![5, 7], vec![3, 6]]);
+        assert_eq!(r.discarded, [0, 1, 0]);
+        let p = r.pair(1, 0);
+        assert_eq!((p.a, p.b, p.discarded), (vec![5, 7], vec![1, 4], (1, 0)));
+    }
+
+    #[test]
+    fn interleave_many_gives_up_after_three_attempts_per_run() {
+        let mut calls = [0; 2];
+        let r = interleave_many(2, 2, |v| {
+            calls[v] += 1;
+            (v == 0).then_some(())
+        });
+        assert_eq!(calls, [2, 6]);
+        assert_eq!((r.kept[0].len(), r.kept[1].len()), (2, 0));
+        assert_eq!(r.discarded, [0, 6]);
+    }
 
     #[test]
     fn median_of_odd_even_and_empty() {
