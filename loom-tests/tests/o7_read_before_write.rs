@@ -67,11 +67,11 @@ fn scalable_kick_deadline_never_hides_a_due_kick() {
     deadline_against_ilb::<Scalable>().assert_all_reached();
 }
 
-/// A lowering without its Release half: the refresher can read the lowered word yet an old
-/// needs_update, and raise the deadline past the due NEXT kick.
+/// A bump without its Release half: the refresher can read the bumped word yet an old
+/// needs_update, and make the word fresh with a deadline past the due NEXT kick.
 #[test]
 #[should_panic(expected = "kick deadline: the not-due test would skip a kick Patched sends")]
-fn the_lowering_must_release() {
+fn the_bump_must_release() {
     with_weakened(
         &NOHZ_DEADLINE_BUMP,
         Weakening::To(Ordering::Relaxed),

@@ -93,7 +93,7 @@ fn kick_due<P: Policy, const N: usize, const W: usize>(m: &Machine<P, N, W>, now
 
 /// `Scalable`'s precomputed kick deadline against its writers: main = ILB (CPU 0) runs a
 /// STATS|NEXT pass (clearing `needs_update`, then refreshing the deadline at its end) while a
-/// spawned CPU 1 registers (setting `needs_update` and lowering the deadline), with balancing
+/// spawned CPU 1 registers (setting `needs_update` and bumping the deadline word stale), with balancing
 /// not otherwise due. After both, the one-load test may say "not due" only where the full test
 /// agrees.
 pub fn deadline_against_ilb<P: Policy>() -> crate::Explored {
