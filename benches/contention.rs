@@ -893,22 +893,21 @@ impl<'s> Check<'s> {
     /// Prints an indented `floor` line: the best any design could do here, against the bound
     /// (`reachable` or `below-floor` instead of pass / fail).
     fn print_floor(&self, r: &Interleaved<f64>) {
+        let tail = self.verdict_line(r, ["reachable", "below-floor"]);
+        println!("   floor {} {} {tail}", self.target, self.name);
+    }
+
+    /// `<a>/<b> ratio=<v> runs=<n> target=<bound> <verdict>`, the verdict `words[0]` if the
+    /// bound holds, else `words[1]`.
+    fn verdict_line(&self, r: &Interleaved<f64>, words: [&str; 2]) -> String {
         let v = self.value(r);
-        let verdict = if v.is_some_and(|v| self.bound.holds(v)) {
-            "reachable"
-        } else {
-            "below-floor"
-        };
+        let verdict = words[usize::from(!v.is_some_and(|v| self.bound.holds(v)))];
         let value = v.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.3}"));
-        println!(
-            "   floor {} {} {}/{} ratio={value} runs={} target={} {verdict}",
-            self.target,
-            self.name,
-            self.a,
-            self.b,
-            r.a.len().min(r.b.len()),
-            self.bound
-        );
+        let runs = r.a.len().min(r.b.len());
+        format!(
+            "{}/{} ratio={value} runs={runs} target={} {verdict}",
+            self.a, self.b, self.bound
+        )
     }
 
     /// Prints one line: the target line, or (`also`) the indented line of the other pacing.
@@ -920,22 +919,11 @@ impl<'s> Check<'s> {
         also: Option<Pacing>,
         lost: Option<(usize, usize)>,
     ) {
-        let runs = r.a.len().min(r.b.len());
-        let v = self.value(r);
-        let verdict = if v.is_some_and(|v| self.bound.holds(v)) {
-            "pass"
-        } else {
-            "fail"
-        };
-        let value = v.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.3}"));
         let head = match also {
             None => format!("{} {}", self.target, self.name),
             Some(p) => format!("   also {} {}-{}", self.target, self.name, p.name()),
         };
-        println!(
-            "{head} {}/{} ratio={value} runs={runs} target={} {verdict}",
-            self.a, self.b, self.bound
-        );
+        println!("{head} {}", self.verdict_line(r, ["pass", "fail"]));
         let ns = |xs: &[f64]| median(xs).map_or_else(|| "n/a".to_owned(), |m| format!("{m:.2} ns"));
         let lost = lost.map_or_else(String::new, |(m, a)| {
             format!("; descheduled: measuring thread {m}, antagonist {a}")

@@ -125,7 +125,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         plat: &Pl,
         now: Jiffies,
     ) -> KickDecision<N> {
-        if self.nohz.refresh_kick_deadline_if_stale(now) && self.nohz.kick_not_due(now) {
+        self.nohz.refresh_kick_deadline_if_stale(now);
+        if self.nohz.kick_not_due(now) {
             return KickDecision::NoFlags;
         }
         self.balancer_kick_full(cpu, plat, now)

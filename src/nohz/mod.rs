@@ -172,14 +172,10 @@ impl<const W: usize> Nohz<W> {
         deadline_fresh(w) && deadline_ahead(w, now)
     }
 
-    /// Refreshes a stale kick deadline word at `now`, unless someone else did first; whether
-    /// the word was stale. Busy CPUs racing here write the word once between them.
-    fn refresh_kick_deadline_if_stale(&self, now: Jiffies) -> bool {
-        if deadline_fresh(self.scalars.kick_deadline.load(Relaxed)) {
-            return false;
-        }
+    /// Refreshes a stale kick deadline word at `now`, unless someone else did first (a fresh
+    /// word is left alone). Busy CPUs racing here write the word once between them.
+    fn refresh_kick_deadline_if_stale(&self, now: Jiffies) {
         self.refresh_kick_deadline_with(now, true);
-        true
     }
 
     /// Marks the kick deadline stale: a writer just made the kick due sooner.
