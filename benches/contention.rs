@@ -137,22 +137,18 @@ fn main() {
 /// the host places the two vCPUs, which can change within seconds, so both rows divide by the
 /// same `Legacy` runs.
 ///
-/// A fourth variant, T3's `mask+llc` pair (the idle-mask RMWs and the LLC count, nothing
-/// else), is the floor of any design that keeps one shared idle mask: its ratio to `Legacy`
-/// follows as an indented `floor` line, so a run shows whether the `Scalable` bound was
-/// reachable under that run's conditions at all.
+/// A fourth variant, T3's `mask-only` pair (the idle-mask bit set, the O1 fence, the bit
+/// cleared, nothing else), is the floor of any design that keeps one shared idle mask: its
+/// ratio to `Legacy` follows as an indented `floor` line, so a run shows whether the
+/// `Scalable` bound was reachable under that run's conditions at all.
 fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
     let patched = Arc::new(Rig::<Patched>::new());
     let scalable = Arc::new(Rig::<Scalable>::new());
-    let counts = Arc::new(LlcCounts::default());
     let jobs: [Arc<dyn Churn>; 4] = [
         job(&patched),
         job(&scalable),
         job(legacy),
-        Arc::new(MaskPairs::<_, true>(
-            Arc::clone(&scalable),
-            Arc::clone(&counts),
-        )),
+        Arc::new(MaskPairs(Arc::clone(&scalable))),
     ];
     let rows = [
         (0, Patched::NAME, Bound::AtMost(0.55)),
@@ -164,9 +160,7 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
                 0 => timed_pairs(&patched, pacing),
                 1 => timed_pairs(&scalable, pacing),
                 2 => timed_pairs(legacy, pacing),
-                _ => timed(BATCH_PAIRS, pacing, || {
-                    mask_pair::<_, true>(&scalable, &counts, 0)
-                }),
+                _ => timed(BATCH_PAIRS, pacing, || mask_pair(&scalable, 0)),
             })
         });
         let lost = ctx.lost();
@@ -179,46 +173,33 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
             );
         }
         let floor = format!("pair-churn-floor-{}", pacing.name());
-        let floor = Check::new("T1", &floor, "mask+llc", Legacy::NAME, Bound::AtMost(0.30));
+        let floor = Check::new("T1", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.30));
         floor.print_floor(&r.pair(3, 2));
     }
 }
 
 /// T3: `Scalable`'s whole pair (with the `has_blocked_load` / `needs_update` upkeep) under
-/// churn, over the same pair without the flag upkeep, and over `Legacy`'s pair, all four
-/// variants in one interleaving; each variant's antagonist runs the same kind of pair on CPU 1.
-///
-/// The target's baseline, `mask+llc`, is the pair without the upkeep: the mask bit set, the
-/// O1 fence, the LLC busy count decremented; the bit cleared, the count incremented (each CPU
-/// leads its own LLC, so the count is a private line, as in `Scalable`'s pair). The strict
-/// `mask-only` pair (no LLC count) follows as an indented `also` line: a locked RMW between
-/// the two mask RMWs lets the other core take the mask line in between, so under tight churn
-/// that baseline is cheaper for a reason that has nothing to do with the flags.
+/// churn, over the `mask-only` pair (the same pair without the flag upkeep: the mask bit set,
+/// the O1 fence, the bit cleared) and over `Legacy`'s pair, all three variants in one
+/// interleaving; each variant's antagonist runs the same kind of pair on CPU 1.
 fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
     let rig = Arc::new(Rig::<Scalable>::new());
-    let counts = Arc::new(LlcCounts::default());
-    let jobs: [Arc<dyn Churn>; 4] = [
+    let jobs: [Arc<dyn Churn>; 3] = [
         job(&rig),
-        Arc::new(MaskPairs::<_, true>(Arc::clone(&rig), Arc::clone(&counts))),
-        Arc::new(MaskPairs::<_, false>(Arc::clone(&rig), Arc::clone(&counts))),
+        Arc::new(MaskPairs(Arc::clone(&rig))),
         job(legacy),
     ];
     for pacing in [Pacing::Tight, Pacing::Paced] {
-        let r = ctx.interleave_many(4, |v| {
+        let r = ctx.interleave_many(3, |v| {
             ctx.contended(&jobs[v], || match v {
                 0 => timed_pairs(&rig, pacing),
-                1 => timed(BATCH_PAIRS, pacing, || {
-                    mask_pair::<_, true>(&rig, &counts, 0)
-                }),
-                2 => timed(BATCH_PAIRS, pacing, || {
-                    mask_pair::<_, false>(&rig, &counts, 0)
-                }),
+                1 => timed(BATCH_PAIRS, pacing, || mask_pair(&rig, 0)),
                 _ => timed_pairs(legacy, pacing),
             })
         });
         let also = (pacing != Pacing::Tight).then_some(pacing);
         let name = "pair-upkeep-churn";
-        Check::new("T3", name, Scalable::NAME, "mask+llc", Bound::AtMost(1.3)).print_as(
+        Check::new("T3", name, Scalable::NAME, "mask-only", Bound::AtMost(1.3)).print_as(
             &r.pair(0, 1),
             pacing,
             also,
@@ -231,47 +212,27 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
             Legacy::NAME,
             Bound::AtMost(0.35),
         )
-        .print_as(&r.pair(0, 3), pacing, also, None);
-        let strict = format!("{name}-strict");
-        Check::new(
-            "T3",
-            &strict,
-            Scalable::NAME,
-            "mask-only",
-            Bound::AtMost(1.3),
-        )
-        .print_as(&r.pair(0, 2), pacing, Some(pacing), None);
+        .print_as(&r.pair(0, 2), pacing, also, None);
     }
 }
 
-/// A stand-in for each CPU's LLC busy count in T3's baselines, one line each.
-#[derive(Default)]
-struct LlcCounts([CachePadded<std::sync::atomic::AtomicI32>; 2]);
-
 /// T3's baseline pair on CPU `i` of `rig`: the idle-mask bit set, the O1 fence as the crate
-/// places it (after the RMW), with `LLC` the CPU's busy count decremented; the bit cleared,
-/// with `LLC` the count incremented.
+/// places it (after the RMW), the bit cleared.
 #[inline(always)]
-fn mask_pair<P: Policy, const LLC: bool>(rig: &Rig<P>, counts: &LlcCounts, i: usize) {
+fn mask_pair<P: Policy>(rig: &Rig<P>, i: usize) {
     let mask = black_box(&*rig.m).nohz().idle_cpus_mask();
     mask.set(rig.cpus[i]);
     nohz::sync::NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
-    if LLC {
-        counts.0[i].fetch_sub(1, Ordering::Relaxed);
-    }
     mask.clear(rig.cpus[i]);
-    if LLC {
-        counts.0[i].fetch_add(1, Ordering::Relaxed);
-    }
 }
 
-/// Antagonist work for T3's baselines: [`mask_pair`]s on CPU 1.
-struct MaskPairs<P: Policy, const LLC: bool>(Arc<Rig<P>>, Arc<LlcCounts>);
+/// Antagonist work for the `mask-only` baseline: [`mask_pair`]s on CPU 1.
+struct MaskPairs<P: Policy>(Arc<Rig<P>>);
 
-impl<P: Policy, const LLC: bool> Churn for MaskPairs<P, LLC> {
+impl<P: Policy> Churn for MaskPairs<P> {
     fn churn_until(&self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
-            repeat::<false, ()>(64, || mask_pair::<P, LLC>(&self.0, &self.1, 1));
+            repeat::<false, ()>(64, || mask_pair(&self.0, 1));
         }
     }
 }

@@ -105,6 +105,13 @@ pub trait Topology<const N: usize> {
     /// The lowest-numbered CPU of `cpu`'s last-level-cache domain (`sd_llc_id`, the first CPU
     /// of the `sd_llc` span), or `None` if it has no LLC domain. Every CPU of one LLC names the
     /// same CPU, which names itself.
+    ///
+    /// Answering with the hardware's cache topology is enough: when it builds the domains the
+    /// crate applies the kernel's rules on top. A CPU without a base domain
+    /// ([`has_sched_domain`](Self::has_sched_domain) `false`) is in no LLC domain and does not
+    /// count in its LLC's span, and an LLC domain that spans a single CPU is degenerate and
+    /// dropped, as `sd_degenerate` drops it: that CPU has no `sd_llc` and its idle entry and
+    /// exit never touch a shared busy count.
     #[doc(alias = "sd_llc")]
     #[doc(alias = "sd_llc_id")]
     fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>>;

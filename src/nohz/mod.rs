@@ -314,6 +314,9 @@ impl<const W: usize> Default for Nohz<W> {
 #[derive(Debug)]
 struct LlcShared {
     nr_busy_cpus: AtomicI32,
+    /// `sd_llc_size` as the last rebuild counted it: the CPUs with a base domain that name
+    /// this slot's CPU as their LLC leader. Written only by a rebuild.
+    span_weight: AtomicU32,
 }
 
 /// Why a topology (re)build was refused; nothing was changed.
@@ -413,7 +416,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 nohz: Nohz::new(),
                 rqs: crate::sync::per_cpu_array!(Rq::new(); N),
                 llcs: crate::sync::per_cpu_array!(
-                    LlcShared { nr_busy_cpus: AtomicI32::new(0) }; N
+                    LlcShared {
+                        nr_busy_cpus: AtomicI32::new(0),
+                        span_weight: AtomicU32::new(0),
+                    }; N
                 ),
                 ticks: crate::sync::per_cpu_array!(TickSched::new(); N),
                 nohz_full: CpuMask::new(),
@@ -567,11 +573,23 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     fn apply_topology<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+        // The LLC domain a CPU really gets: only CPUs with a base domain are in one (an
+        // isolated CPU has no domains at all), and a span of one CPU is degenerate: the kernel
+        // drops it (`sd_degenerate`), so that CPU's `sd_llc` is NULL and it never touches a
+        // busy count. Count each span first, in the slots (no heap, O(nr_cpu_ids)).
+        let leader_of = |cpu| plat.llc_leader(cpu).filter(|_| plat.has_sched_domain(cpu));
         for (_, llc) in self.llcs.iter(nr) {
             llc.nr_busy_cpus.swap(0, Relaxed);
+            llc.span_weight.store(0, Relaxed);
+        }
+        for cpu in nr.iter() {
+            if let Some(leader) = leader_of(cpu) {
+                self.llcs.get(leader).span_weight.fetch_add(1, Relaxed);
+            }
         }
         for (cpu, rq) in self.rqs.iter(nr) {
-            let leader = plat.llc_leader(cpu);
+            let leader =
+                leader_of(cpu).filter(|&l| self.llcs.get(l).span_weight.load(Relaxed) >= 2);
             rq.set_domains(plat.has_sched_domain(cpu), leader.map(CpuId::index));
             if let Some(leader) = leader {
                 // Every CPU of the LLC counts as busy in a fresh domain. An RMW, never a plain

@@ -69,6 +69,50 @@ fn rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice<P: Policy>() {
     assert_eq!(w.busy_count(2), 2);
 }
 
+fn a_lone_cpu_has_no_llc_domain_and_a_domainless_cpu_is_not_in_one<P: Policy>() {
+    // LLCs {0, 1} {2} {3, 4, 5}, answered as the hardware sees them.
+    let w = World::<P>::new(6);
+    for (cpu, leader) in [(0, 0), (1, 0), (2, 2), (3, 3), (4, 3), (5, 3)] {
+        w.p.set_llc(w.cpu(cpu), Some(w.cpu(leader)));
+    }
+    // CPU 4 is isolated: no base domain, so no LLC domain and no place in LLC 3's span.
+    w.p.set_sched_domain(w.cpu(4), false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    let llc = |i| w.m.llc_nr_busy_cpus(w.cpu(i));
+    let leader = |i| w.m.rq(w.cpu(i)).llc_leader();
+    assert_eq!((leader(0), leader(1), llc(1)), (Some(0), Some(0), Some(2)));
+    assert_eq!(
+        (leader(2), llc(2)),
+        (None, None),
+        "a span of one CPU is degenerate"
+    );
+    assert_eq!(
+        (leader(4), llc(4)),
+        (None, None),
+        "no base domain, no LLC domain"
+    );
+    assert_eq!(llc(3), Some(2), "LLC 3 counts CPUs 3 and 5 only");
+    // The lone CPU registers and leaves without a busy count; the others keep theirs.
+    w.enter(2);
+    w.enter(5);
+    assert_eq!(w.mask(), [2, 5]);
+    assert!(
+        !w.m.rq(w.cpu(2)).nohz_idle(),
+        "never counted idle: it has no LLC"
+    );
+    assert_eq!(llc(3), Some(1));
+    // Once CPU 3 is isolated too, CPU 5 is alone: its domain degenerates on the next rebuild.
+    w.p.set_sched_domain(w.cpu(3), false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert_eq!((leader(3), leader(5), llc(5)), (None, None, None));
+    // Both back: LLC 3 spans 3, 4 and 5 again, all busy in the fresh domain.
+    w.p.set_sched_domain(w.cpu(3), true);
+    w.p.set_sched_domain(w.cpu(4), true);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert_eq!((leader(4), llc(4)), (Some(3), Some(3)));
+    assert_eq!(w.warnings(), 0);
+}
+
 fn inconsistent_topology_is_refused_and_changes_nothing<P: Policy>() {
     let w = World::<P>::with_llcs(4, 2);
     w.p.set_llc(w.cpu(1), Some(w.cpu(3)));
@@ -87,6 +131,7 @@ both!(
     deactivate_leaves_the_mask_then_waits_for_kickers,
     dying_cpu_runs_its_queued_kick_so_nothing_is_stuck,
     rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice,
+    a_lone_cpu_has_no_llc_domain_and_a_domainless_cpu_is_not_in_one,
     inconsistent_topology_is_refused_and_changes_nothing,
 );
 
