@@ -53,6 +53,13 @@ pub struct CpuMask<const W: usize> {
     words: CachePadded<[AtomicU64; W]>,
 }
 
+/// The OR of one line's eight words, as a balanced tree (three dependent ORs, not seven).
+#[inline(always)]
+fn line_or(line: &[AtomicU64; WORDS_PER_LINE]) -> u64 {
+    let w = |i: usize| line[i].load(Relaxed);
+    ((w(0) | w(1)) | (w(2) | w(3))) | ((w(4) | w(5)) | (w(6) | w(7)))
+}
+
 #[inline(always)]
 const fn split(index: usize) -> (usize, u64) {
     (index / 64, 1u64 << (index % 64))
@@ -117,14 +124,24 @@ impl<const W: usize> CpuMask<W> {
     pub fn is_empty<const N: usize>(&self, nr_cpu_ids: NrCpuIds<N>) -> bool {
         let () = Fits::<W, N>::OK;
         let (full, tail) = bounds(nr_cpu_ids.get());
-        // Whole lines as fixed-size chunks: eight loads, seven ORs, one branch per line.
-        let (lines, rest) = self.words[..full].as_chunks::<WORDS_PER_LINE>();
-        for line in lines {
-            if line.iter().fold(0, |acc, w| acc | w.load(Relaxed)) != 0 {
+        // The whole array as fixed-size lines, then the live ones: eight loads, a tree of
+        // seven ORs and one branch per line. Two lines per turn of the loop, so its upkeep is
+        // paid every 128 bytes: the scan is bound by how many instructions a core can issue.
+        let whole = full / WORDS_PER_LINE;
+        let (lines, _) = self.words.as_chunks::<WORDS_PER_LINE>();
+        let (pairs, odd) = lines[..whole].as_chunks::<2>();
+        for [a, b] in pairs {
+            if line_or(a) != 0 || line_or(b) != 0 {
                 return false;
             }
         }
-        rest.iter().all(|w| w.load(Relaxed) == 0) && (tail == 0 || self.word(full) & tail == 0)
+        if odd.iter().any(|l| line_or(l) != 0) {
+            return false;
+        }
+        self.words[whole * WORDS_PER_LINE..full]
+            .iter()
+            .all(|w| w.load(Relaxed) == 0)
+            && (tail == 0 || self.word(full) & tail == 0)
     }
 
     /// The number of bits set below `nr_cpu_ids` (`cpumask_weight`). Not a snapshot; reads
@@ -151,9 +168,10 @@ impl<const W: usize> CpuMask<W> {
     pub fn first<const N: usize>(&self, nr_cpu_ids: NrCpuIds<N>) -> Option<CpuId<N>> {
         let () = Fits::<W, N>::OK;
         let (full, tail) = bounds(nr_cpu_ids.get());
-        let (lines, _) = self.words[..full].as_chunks::<WORDS_PER_LINE>();
-        for (l, line) in lines.iter().enumerate() {
-            if line.iter().fold(0, |acc, w| acc | w.load(Relaxed)) == 0 {
+        let whole = full / WORDS_PER_LINE;
+        let (lines, _) = self.words.as_chunks::<WORDS_PER_LINE>();
+        for (l, line) in lines[..whole].iter().enumerate() {
+            if line_or(line) == 0 {
                 continue;
             }
             // Reload word by word: the line changed under us or not, the first set bit found
@@ -167,7 +185,7 @@ impl<const W: usize> CpuMask<W> {
             }
         }
         // Whole words past the last whole line, then the partial word.
-        for i in lines.len() * WORDS_PER_LINE..full {
+        for i in whole * WORDS_PER_LINE..full {
             let v = self.word(i);
             if v != 0 {
                 return Some(CpuId::from_scan(i * 64 + v.trailing_zeros() as usize));
