@@ -37,14 +37,17 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return;
         }
         // A hint only (spec §5.6): whoever clears it does so under the rq lock after reading
-        // the real averages. Scalable stores it with an RMW, so that on its idempotent path
-        // below the fence can follow an RMW (free on x86).
-        if P::READ_BEFORE_WRITE {
+        // the real averages. On Scalable's idempotent path it is stored with an RMW, so that
+        // the fence there can follow an RMW (free on x86); on the registering path the mask's
+        // RMW and its fence come after it, so a plain store is enough (and keeps a locked
+        // instruction out of the pair).
+        let registered = rq.nohz_tick_stopped();
+        if P::READ_BEFORE_WRITE && registered {
             rq.raise_has_blocked_load();
         } else {
             rq.set_has_blocked_load(true);
         }
-        if !rq.nohz_tick_stopped() {
+        if !registered {
             // An isolated CPU never registers, and leaves nohz.has_blocked_load alone.
             if !rq.has_sched_domain() {
                 return;
