@@ -25,6 +25,14 @@
 //! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work. Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
+//! `cargo bench --bench contention -- --rounds N` runs the whole table `N` times (the host's
+//! conditions move between rounds; see the README's "two regimes") and ends with one line per
+//! distinct table line:
+//!
+//! ```text
+//! summary <line head> <a>/<b> n=<rounds> min=<v> median=<v> max=<v> target=<bound> held=<k>/<n>
+//! ```
+//!
 //! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
 //! comparison) `Patched`. T5a and T10 are deterministic guards in `ci/guards.sh` instead of
 //! timings.
@@ -70,6 +78,14 @@ const BATCH_SCANS: u64 = 1024;
 const BATCH_WORKED: u64 = 64;
 
 fn main() {
+    let rounds = match rounds_arg(std::env::args().skip(1)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("contention: {e}");
+            eprintln!("usage: cargo bench --bench contention [-- --rounds <N>]");
+            std::process::exit(2);
+        }
+    };
     let runs = if std::env::args().any(|a| a == "--bench") {
         RUNS
     } else {
@@ -101,8 +117,12 @@ fn main() {
             cores.len()
         );
         let ctx = Ctx::new(None, runs);
-        t2(&ctx);
-        t6_t7(&ctx);
+        for round in 1..=rounds {
+            round_header(round, rounds);
+            t2(&ctx);
+            t6_t7(&ctx);
+        }
+        print_summary(rounds);
         return;
     }
     let ant = Antagonist::new();
@@ -117,16 +137,109 @@ fn main() {
             "# antagonist on core 1 ({})",
             if pinned { "pinned" } else { "NOT pinned" }
         );
-        let legacy = Arc::new(Rig::<Legacy>::new());
-        t1(&ctx, &legacy);
-        t2(&ctx);
-        t3(&ctx, &legacy);
-        t4(&ctx);
-        t5b(&ctx);
-        t6_t7(&ctx);
+        for round in 1..=rounds {
+            round_header(round, rounds);
+            let legacy = Arc::new(Rig::<Legacy>::new());
+            t1(&ctx, &legacy);
+            t2(&ctx);
+            t3(&ctx, &legacy);
+            t4(&ctx);
+            t5b(&ctx);
+            t6_t7(&ctx);
+        }
         ant.quit();
         server.join().expect("antagonist thread");
     });
+    print_summary(rounds);
+}
+
+/// `--rounds N` (or `--rounds=N`), 1 if absent: how many times to run the whole table. Other
+/// arguments are cargo's and libtest's (`--bench`, filters) and are ignored.
+fn rounds_arg(mut args: impl Iterator<Item = String>) -> Result<usize, String> {
+    let mut rounds = 1;
+    while let Some(arg) = args.next() {
+        let value = match arg.strip_prefix("--rounds") {
+            Some("") => args
+                .next()
+                .filter(|v| !v.starts_with("--"))
+                .ok_or_else(|| "--rounds needs a value".to_owned())?,
+            Some(v) if v.starts_with('=') => v[1..].to_owned(),
+            _ => continue,
+        };
+        rounds = match value.parse::<usize>() {
+            Ok(n) if (1..=MAX_ROUNDS).contains(&n) => n,
+            _ => {
+                return Err(format!(
+                    "--rounds takes a whole number from 1 to {MAX_ROUNDS}, not {value:?}"
+                ));
+            }
+        };
+    }
+    Ok(rounds)
+}
+
+/// The most rounds one invocation runs (each takes about 5 s here).
+const MAX_ROUNDS: usize = 1000;
+
+fn round_header(round: usize, rounds: usize) {
+    if rounds > 1 {
+        println!("# round {round} of {rounds}");
+    }
+}
+
+/// Every target, `also` and `floor` line printed so far, in order: its head (`T1
+/// pair-churn`, `also T1 pair-churn-paced`, ...), its `<a>/<b>`, its bound, its value and
+/// whether the bound held. [`print_summary`] folds the rounds.
+static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
+
+struct Outcome {
+    head: String,
+    ab: String,
+    bound: Bound,
+    value: Option<f64>,
+}
+
+/// With more than one round, one `summary` line per distinct line of the table: how many
+/// rounds measured it, the minimum, median and maximum of its value, and in how many rounds
+/// the bound held. Ratios from separate rounds are never pooled: each is one interleaved
+/// comparison, and the summary only shows how they spread (the host's conditions move
+/// between rounds).
+fn print_summary(rounds: usize) {
+    if rounds < 2 {
+        return;
+    }
+    let outcomes = OUTCOMES.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for o in outcomes.iter() {
+        if !keys.contains(&(o.head.as_str(), o.ab.as_str())) {
+            keys.push((&o.head, &o.ab));
+        }
+    }
+    println!("# summary over {rounds} rounds: min / median / max of each line's value");
+    for (head, ab) in keys {
+        let same: Vec<&Outcome> = outcomes
+            .iter()
+            .filter(|o| o.head == head && o.ab == ab)
+            .collect();
+        let mut values: Vec<f64> = same.iter().filter_map(|o| o.value).collect();
+        values.sort_by(f64::total_cmp);
+        let held = same
+            .iter()
+            .filter(|o| o.value.is_some_and(|v| o.bound.holds(v)))
+            .count();
+        let (Some(&min), Some(med), Some(&max)) = (values.first(), median(&values), values.last())
+        else {
+            println!("summary {head} {ab} n=0");
+            continue;
+        };
+        println!(
+            "summary {head} {ab} n={} min={min:.3} median={med:.3} max={max:.3} target={} \
+             held={held}/{}",
+            values.len(),
+            same[0].bound,
+            same.len(),
+        );
+    }
 }
 
 // ---- the targets ----
@@ -855,7 +968,22 @@ impl<'s> Check<'s> {
     /// (`reachable` or `below-floor` instead of pass / fail).
     fn print_floor(&self, r: &Interleaved<f64>) {
         let tail = self.verdict_line(r, ["reachable", "below-floor"]);
-        println!("   floor {} {} {tail}", self.target, self.name);
+        let head = format!("floor {} {}", self.target, self.name);
+        println!("   {head} {tail}");
+        self.record(head, r);
+    }
+
+    /// Keeps this line's value for [`print_summary`].
+    fn record(&self, head: String, r: &Interleaved<f64>) {
+        OUTCOMES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Outcome {
+                head,
+                ab: format!("{}/{}", self.a, self.b),
+                bound: self.bound,
+                value: self.value(r),
+            });
     }
 
     /// `<a>/<b> ratio=<v> runs=<n> target=<bound> <verdict>`, the verdict `words[0]` if the
@@ -882,9 +1010,11 @@ impl<'s> Check<'s> {
     ) {
         let head = match also {
             None => format!("{} {}", self.target, self.name),
-            Some(p) => format!("   also {} {}-{}", self.target, self.name, p.name()),
+            Some(p) => format!("also {} {}-{}", self.target, self.name, p.name()),
         };
-        println!("{head} {}", self.verdict_line(r, ["pass", "fail"]));
+        let indent = if also.is_some() { "   " } else { "" };
+        println!("{indent}{head} {}", self.verdict_line(r, ["pass", "fail"]));
+        self.record(head, r);
         let ns = |xs: &[f64]| median(xs).map_or_else(|| "n/a".to_owned(), |m| format!("{m:.2} ns"));
         let lost = lost.map_or_else(String::new, |(m, a)| {
             format!("; descheduled: measuring thread {m}, antagonist {a}")
