@@ -198,6 +198,11 @@ impl Masks {
             "the naive words start a line"
         );
         assert!(mask_is_empty(&mask, nr) && naive_is_empty(&words, nr.get()));
+        assert!(
+            NAIVE_IS_EMPTY_COPIES
+                .iter()
+                .all(|copy| copy(&words, nr.get()))
+        );
         assert!(mask_first(&mask, nr).is_none() && naive_first(&words, nr.get()).is_none());
         assert_eq!(mask_weight(&mask, nr), 0);
         Masks { mask, words, nr }
@@ -226,6 +231,11 @@ pub fn mask_weight(m: &CpuMask<MASK_WORDS>, nr: NrCpuIds<MASK_BITS>) -> usize {
 /// word, bounded by `nr` bits.
 #[inline(never)]
 pub fn naive_is_empty(words: &[AtomicU64; MASK_WORDS], nr: usize) -> bool {
+    naive_is_empty_body(words, nr)
+}
+
+#[inline(always)]
+fn naive_is_empty_body(words: &[AtomicU64; MASK_WORDS], nr: usize) -> bool {
     let (full, tail) = (nr / 64, nr % 64);
     for w in &words[..full] {
         if w.load(Relaxed) != 0 {
@@ -233,6 +243,29 @@ pub fn naive_is_empty(words: &[AtomicU64; MASK_WORDS], nr: usize) -> bool {
         }
     }
     tail == 0 || words[full].load(Relaxed) & ((1u64 << tail) - 1) == 0
+}
+
+/// How many copies of T6's naive loop the contention bench compiles, each at its own address.
+pub const NAIVE_COPIES: usize = 4;
+
+/// [`naive_is_empty`] compiled [`NAIVE_COPIES`] times. A loop of one load, one test and one
+/// branch per word runs at one word per cycle or at half that speed depending on where it
+/// lands in the binary (an alignment effect of the front end: up to 2x here between builds
+/// of unchanged code). Each copy has a different length of prologue, so the copies are not
+/// merged and their loops sit at different offsets.
+pub const NAIVE_IS_EMPTY_COPIES: [fn(&[AtomicU64; MASK_WORDS], usize) -> bool; NAIVE_COPIES] = [
+    naive_is_empty_copy::<0>,
+    naive_is_empty_copy::<1>,
+    naive_is_empty_copy::<2>,
+    naive_is_empty_copy::<3>,
+];
+
+#[inline(never)]
+fn naive_is_empty_copy<const K: usize>(words: &[AtomicU64; MASK_WORDS], nr: usize) -> bool {
+    for i in 0..K {
+        black_box(i);
+    }
+    naive_is_empty_body(words, nr)
 }
 
 /// The naive first set bit below `nr`, word by word (T7's reference).
