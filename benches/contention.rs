@@ -297,7 +297,8 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
 /// T3: `Scalable`'s whole pair (with the `has_blocked_load` / `needs_update` upkeep) under
 /// churn, over the `mask-only` pair (the same pair without the flag upkeep: the mask bit set,
 /// the O1 fence, the bit cleared) and over `Legacy`'s pair, all three variants in one
-/// interleaving; each variant's antagonist runs the same kind of pair on CPU 1.
+/// interleaving; each variant's antagonist runs the same kind of pair on CPU 1. A `floor`
+/// line gives the `mask-only` pair over `Legacy`'s against the bound, as T1's does.
 fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
     let rig = Arc::new(Rig::<Scalable>::new());
     let jobs: [Arc<dyn Churn>; 3] = [
@@ -329,6 +330,10 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
             Bound::AtMost(0.35),
         )
         .print_as(&r.pair(0, 2), pacing, also, None);
+        // As in T1: whether any design with one shared idle mask could meet the bound here.
+        let floor = format!("{name}-floor-{}", pacing.name());
+        Check::new("T3", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.35))
+            .print_floor(&r.pair(1, 2));
     }
 }
 
