@@ -8,11 +8,12 @@
 //! the numbers here explain them (absolute nanoseconds are informational, spec/performance.md).
 //!
 //! - `pair`: the uncontended `enter_idle` + `exit_idle` pair on CPU 0 (each CPU in an LLC of
-//!   its own), both policies, tight and paced (an `lfence` before each pair), against a
+//!   its own), every policy, tight and paced (an `lfence` before each pair), against a
 //!   `lock or` + `lock and` on a private word;
 //! - `balancer_kick_not_due`: a busy CPU 0's `nohz_balancer_kick` when balancing is not due,
-//!   with one idle CPU registered and with the mask empty, both policies, against an empty
-//!   `#[inline(never)]` function called the same way;
+//!   with one idle CPU registered and with the mask empty, every policy, against an empty
+//!   `#[inline(never)]` function called the same way (T5a's quiet ratio; CI gates T5a on the
+//!   instruction count instead);
 //! - `cpumask_4096_empty`: `is_empty`, `first` and `weight` on an empty 4096-bit mask
 //!   (`nr_cpu_ids` 4096), and the naive word-by-word early-exit loops T6 and T7 compare with;
 //! - `irqtime_read`: `irqtime_enabled()` under both policies, `StaticKey::likely` alone, and a
@@ -25,23 +26,31 @@ use common::{mask_first, mask_is_empty, mask_weight, naive_first, naive_is_empty
 use common::{pace, rmw_word, two_rmws};
 use criterion::{Criterion, criterion_group, criterion_main};
 use nohz::nohz::{IlbPass, KickDecision};
-use nohz::{Jiffies, Legacy, NohzFlags, Patched, Policy, StaticKey};
+use nohz::{Jiffies, Legacy, NohzFlags, Patched, Policy, Scalable, StaticKey};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// The uncontended pair, tight and paced, both policies, and the two-RMW baseline.
+/// The uncontended pair, tight and paced, every policy, and the two-RMW baseline.
 fn pair(c: &mut Criterion) {
     let patched = Rig::<Patched>::new();
+    let scalable = Rig::<Scalable>::new();
     let legacy = Rig::<Legacy>::new();
     let word = rmw_word();
     let mut g = c.benchmark_group("pair");
     g.bench_function(Patched::NAME, |b| b.iter(|| patched.pair(0)));
+    g.bench_function(Scalable::NAME, |b| b.iter(|| scalable.pair(0)));
     g.bench_function(Legacy::NAME, |b| b.iter(|| legacy.pair(0)));
     g.bench_function("two_locked_rmws", |b| b.iter(|| two_rmws(&word)));
     g.bench_function(format!("{}_paced", Patched::NAME), |b| {
         b.iter(|| {
             pace();
             patched.pair(0)
+        })
+    });
+    g.bench_function(format!("{}_paced", Scalable::NAME), |b| {
+        b.iter(|| {
+            pace();
+            scalable.pair(0)
         })
     });
     g.bench_function(format!("{}_paced", Legacy::NAME), |b| {
@@ -102,7 +111,7 @@ fn set_up_not_due<P: Policy>(rig: &Rig<P>, mask_empty: bool) -> KickDecision<CPU
     m.balancer_kick(c0, p)
 }
 
-/// The not-due path of both policies, with the mask holding one CPU and empty.
+/// The not-due path of a policy, with the mask holding one CPU and empty.
 fn kick_not_due<P: Policy>(c: &mut Criterion) {
     let mut g = c.benchmark_group("balancer_kick_not_due");
     for (state, mask_empty) in [("one_idle", false), ("mask_empty", true)] {
@@ -182,6 +191,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = pair, kick_not_due::<Patched>, kick_not_due::<Legacy>, cpumask, irqtime
+    targets = pair, kick_not_due::<Patched>, kick_not_due::<Scalable>, kick_not_due::<Legacy>,
+        cpumask, irqtime
 }
 criterion_main!(benches);

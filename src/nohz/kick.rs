@@ -92,8 +92,34 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// balancing is due is the idle mask tested for emptiness (the cold case), and an empty
     /// mask returns without kicking even if STATS was wanted. `Legacy`: `nohz.nr_cpus` is read
     /// first and nothing else happens while it is 0.
+    ///
+    /// `Scalable`: the common tick (a busy CPU, not registered, on its own CPU, balancing not
+    /// due) is decided inline by a handful of loads ending in the one-word deadline test, with
+    /// no call, so the path saves and restores no registers; anything else goes out of line to
+    /// the whole sequence, which reads everything again. Both give the same decision and the
+    /// same side effects (the fast test has none).
     #[doc(alias = "nohz_balancer_kick")]
+    #[inline]
     pub fn balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
+        if P::KICK_DEADLINE {
+            let rq = self.rq(cpu);
+            // What the whole sequence does first: no IdleTick, exit_idle warns about nothing
+            // and finds the CPU unregistered; then the deadline word says not due.
+            let quiet = !rq.idle_balance()
+                && !rq.nohz_tick_stopped()
+                && plat.this_cpu().is_none_or(|me| me == cpu);
+            if quiet && self.nohz.kick_not_due(plat.jiffies()) {
+                return KickDecision::NoFlags;
+            }
+            return self.balancer_kick_slow(cpu, plat);
+        }
+        self.balancer_kick_seq(cpu, plat)
+    }
+
+    /// `nohz_balancer_kick` in the kernel's order: the idle-tick test, the exit, then the
+    /// decision.
+    #[inline(always)]
+    fn balancer_kick_seq<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
         let rq = self.rq(cpu);
         let now = plat.jiffies();
 
@@ -105,31 +131,21 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.exit_idle(cpu, plat);
 
         if P::KICK_DEADLINE {
-            // Scalable: one load decides that nothing below can want a kick yet. Everything
-            // else is out of line, so this path saves and restores no registers.
+            // Scalable: a stale deadline word is refreshed first (once per bump, see
+            // [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)), then one load decides
+            // that nothing below can want a kick yet.
+            self.nohz.refresh_kick_deadline_if_stale(now);
             if self.nohz.kick_not_due(now) {
                 return KickDecision::NoFlags;
             }
-            return self.balancer_kick_slow(cpu, plat, now);
         }
         self.balancer_kick_full(cpu, plat, now)
     }
 
-    /// `Scalable`'s kick past its one-load test: a stale deadline word is refreshed first
-    /// (once per bump, see [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)) and tested
-    /// again; then the full decision.
+    /// `Scalable`'s kick past its inline test: the whole sequence.
     #[inline(never)]
-    fn balancer_kick_slow<Pl: Platform<N>>(
-        &self,
-        cpu: CpuId<N>,
-        plat: &Pl,
-        now: Jiffies,
-    ) -> KickDecision<N> {
-        self.nohz.refresh_kick_deadline_if_stale(now);
-        if self.nohz.kick_not_due(now) {
-            return KickDecision::NoFlags;
-        }
-        self.balancer_kick_full(cpu, plat, now)
+    fn balancer_kick_slow<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
+        self.balancer_kick_seq(cpu, plat)
     }
 
     /// The decision of `nohz_balancer_kick` after the idle-tick test and the exit.

@@ -220,6 +220,40 @@ mod scalable_deadline {
         assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
     }
 
+    // The not-due test runs inline before the idle-tick test and the exit; these are the
+    // ticks it must hand to the whole sequence even though balancing is not due.
+
+    #[test]
+    fn a_not_due_tick_still_takes_a_registered_cpu_out_of_the_mask() {
+        let w = not_due_for_10();
+        w.busy(3, 1);
+        assert_eq!(kick(&w, 3), KickDecision::NoFlags);
+        assert_eq!(w.mask(), [2], "CPU 3 left the mask on its first busy tick");
+        assert!(!w.m.rq(w.cpu(3)).nohz_tick_stopped());
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+    }
+
+    #[test]
+    fn a_not_due_tick_on_an_idle_cpu_is_an_idle_tick() {
+        let w = not_due_for_10();
+        // CPU 1 runs its idle task with the tick still on: not registered, but its tick
+        // records idle_balance and must not go on to the kick.
+        w.idle(1);
+        assert_eq!(w.tick(1), Some(KickDecision::IdleTick));
+        assert_eq!(w.mask(), [2, 3]);
+    }
+
+    #[test]
+    fn a_not_due_kick_run_from_another_cpu_still_counts_the_warning() {
+        let w = not_due_for_10();
+        w.p.set_this_cpu(Some(w.cpu(1)));
+        assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+        assert_eq!(w.warnings(), 1, "WrongCpu, as on the whole path");
+        w.p.set_this_cpu(Some(w.cpu(0)));
+        assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+        assert_eq!(w.warnings(), 1);
+    }
+
     #[test]
     fn a_registration_makes_the_kick_due_at_once() {
         let w = not_due_for_10();
