@@ -549,8 +549,8 @@ impl<P: Policy> Churn for ReEnter<P> {
 /// The naive loop's speed depends on where it lands in the binary (see
 /// [`common::NAIVE_IS_EMPTY_COPIES`]), so T6 measures several copies of it in the same
 /// interleaving and divides by the fastest: the strict baseline, and one that does not move
-/// with the layout of a build. stderr has every copy's median and address (two of the four
-/// copies here run at half the speed of the other two).
+/// with the layout of a build. stderr has every copy's median and address (here one or two of
+/// the four copies run at half the speed of the others, depending on the build).
 fn t6_t7(ctx: &Ctx<'_>) {
     let m = Masks::new();
     let t6 = Check::new(
