@@ -25,9 +25,11 @@
 //! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work. Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
-//! `cargo bench --bench contention -- --rounds N` runs the whole table `N` times (the host's
-//! conditions move between rounds; see the README's "two regimes") and ends with one line per
-//! distinct table line:
+//! `-- --cores A,B` puts the measuring thread on CPU `A` and the antagonist on CPU `B` (the
+//! first two usable CPUs by default): on a many-core machine, what the contended targets cost
+//! depends on what the two CPUs share. `-- --rounds N` runs the whole table `N` times (the
+//! host's conditions move between rounds; see the README's "two regimes") and ends with one
+//! line per distinct table line:
 //!
 //! ```text
 //! summary <line head> <a>/<b> n=<rounds> min=<v> median=<v> max=<v> target=<bound> held=<k>/<n>
@@ -82,30 +84,56 @@ const BATCH_SCANS: u64 = 1024;
 const BATCH_WORKED: u64 = 64;
 
 fn main() {
-    let rounds = match rounds_arg(std::env::args().skip(1)) {
-        Ok(r) => r,
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(a) => a,
         Err(e) => {
             eprintln!("contention: {e}");
-            eprintln!("usage: cargo bench --bench contention [-- --rounds <N>]");
+            eprintln!(
+                "usage: cargo bench --bench contention [-- [--rounds <N>] [--cores <A>,<B>]]"
+            );
             std::process::exit(2);
         }
     };
+    let rounds = args.rounds;
     let runs = if std::env::args().any(|a| a == "--bench") {
         RUNS
     } else {
         println!("# smoke run (no --bench): {SMOKE_RUNS} runs per variant, numbers meaningless");
         SMOKE_RUNS
     };
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let all = core_affinity::get_core_ids().unwrap_or_default();
+    // The measuring thread's core and the antagonist's: the first two, or the ones asked for.
+    let cores: Vec<core_affinity::CoreId> = match args.cores {
+        None => all.iter().copied().take(2).collect(),
+        Some(pair) => {
+            let pick = |id: usize| all.iter().copied().find(|c| c.id == id);
+            match (pick(pair.0), pick(pair.1)) {
+                (Some(a), Some(b)) => vec![a, b],
+                _ => {
+                    let ids: Vec<String> = all.iter().map(|c| c.id.to_string()).collect();
+                    eprintln!(
+                        "contention: --cores {},{}: this process may run on CPUs {} only",
+                        pair.0,
+                        pair.1,
+                        ids.join(",")
+                    );
+                    std::process::exit(2);
+                }
+            }
+        }
+    };
     let main_pinned = cores
         .first()
         .is_some_and(|&c| core_affinity::set_for_current(c));
     let (steps, step_ns) = calibrate_work();
     println!(
-        "# nohz contention bench: {} core(s); measuring thread on core 0 ({}); {runs} kept runs \
-         of {} ms per variant, interleaved; a run counts only if each thread was on a CPU >= \
-         {:.0} % of it",
-        cores.len(),
+        "# nohz contention bench: {} CPU(s) usable; measuring thread on CPU {} ({}); {runs} kept \
+         runs of {} ms per variant, interleaved; a run counts only if each thread was on a CPU \
+         >= {:.0} % of it",
+        all.len(),
+        cores
+            .first()
+            .map_or_else(|| "?".to_owned(), |c| c.id.to_string()),
         if main_pinned { "pinned" } else { "NOT pinned" },
         RUN_FOR.as_millis(),
         MIN_ON_CPU * 100.0,
@@ -116,9 +144,9 @@ fn main() {
     );
     if cores.len() < 2 {
         println!(
-            "# T1 and T4 skipped: they need the measuring thread and an antagonist on two \
-             different cores, and this host has {}",
-            cores.len()
+            "# T1, T3, T4 and T5b skipped: they need the measuring thread and an antagonist on \
+             two different CPUs, and this process may use {}",
+            all.len()
         );
         let ctx = Ctx::new(None, runs);
         for round in 1..=rounds {
@@ -139,7 +167,8 @@ fn main() {
         // Waits for the antagonist to report its pinning.
         let pinned = ant.pinned();
         println!(
-            "# antagonist on core 1 ({})",
+            "# antagonist on CPU {} ({})",
+            core.id,
             if pinned { "pinned" } else { "NOT pinned" }
         );
         for round in 1..=rounds {
@@ -159,29 +188,64 @@ fn main() {
     print_summary(rounds);
 }
 
-/// `--rounds N` (or `--rounds=N`), 1 if absent: how many times to run the whole table. Other
-/// arguments are cargo's and libtest's (`--bench`, filters) and are ignored.
-fn rounds_arg(mut args: impl Iterator<Item = String>) -> Result<usize, String> {
-    let mut rounds = 1;
-    while let Some(arg) = args.next() {
-        let value = match arg.strip_prefix("--rounds") {
-            Some("") => args
-                .next()
-                .filter(|v| !v.starts_with("--"))
-                .ok_or_else(|| "--rounds needs a value".to_owned())?,
-            Some(v) if v.starts_with('=') => v[1..].to_owned(),
-            _ => continue,
+/// The bench's own options; every other argument is cargo's or libtest's (`--bench`, filters)
+/// and is ignored.
+struct Args {
+    /// `--rounds N` (or `--rounds=N`): how many times to run the whole table; 1 if absent.
+    rounds: usize,
+    /// `--cores A,B` (or `--cores=A,B`): the CPUs (as the OS numbers them) of the measuring
+    /// thread and of the antagonist; the first two usable ones if absent. On a many-core
+    /// machine this picks what the contended targets measure: two SMT siblings, two cores
+    /// sharing a last-level cache, or two across a die or socket boundary.
+    cores: Option<(usize, usize)>,
+}
+
+impl Args {
+    fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+        let mut parsed = Args {
+            rounds: 1,
+            cores: None,
         };
-        rounds = match value.parse::<usize>() {
-            Ok(n) if (1..=MAX_ROUNDS).contains(&n) => n,
-            _ => {
-                return Err(format!(
-                    "--rounds takes a whole number from 1 to {MAX_ROUNDS}, not {value:?}"
-                ));
+        while let Some(arg) = args.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
+                None => (arg, None),
+            };
+            if flag != "--rounds" && flag != "--cores" {
+                continue;
             }
-        };
+            let value = match inline {
+                Some(v) => v,
+                None => args
+                    .next()
+                    .filter(|v| !v.starts_with("--"))
+                    .ok_or_else(|| format!("{flag} needs a value"))?,
+            };
+            if flag == "--rounds" {
+                parsed.rounds = match value.parse::<usize>() {
+                    Ok(n) if (1..=MAX_ROUNDS).contains(&n) => n,
+                    _ => {
+                        return Err(format!(
+                            "--rounds takes a whole number from 1 to {MAX_ROUNDS}, not {value:?}"
+                        ));
+                    }
+                };
+            } else {
+                let pair = value
+                    .split_once(',')
+                    .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+                parsed.cores = match pair {
+                    Some((a, b)) if a != b => Some((a, b)),
+                    _ => {
+                        return Err(format!(
+                            "--cores takes two different CPU numbers as A,B, not {value:?}"
+                        ));
+                    }
+                };
+            }
+        }
+        Ok(parsed)
     }
-    Ok(rounds)
 }
 
 /// The most rounds one invocation runs (each takes about 5 s here).
