@@ -374,6 +374,8 @@ impl Rq {
         self.nohz.has_domain.load(Relaxed)
     }
     /// The lowest CPU of this CPU's LLC domain (`sd_llc_id`), as an index, if it has one.
+    /// `None` where the kernel's `sd_llc` is NULL: no base domain, or an LLC of this CPU alone
+    /// (there the kernel's `sd_llc_id` names the CPU itself, but no busy count exists).
     #[inline]
     pub fn llc_leader(&self) -> Option<usize> {
         let leader = self.nohz.llc_leader.load(Relaxed);
