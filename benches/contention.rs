@@ -84,18 +84,9 @@ const BATCH_SCANS: u64 = 1024;
 const BATCH_WORKED: u64 = 64;
 
 fn main() {
-    let args = match Args::parse(std::env::args().skip(1)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("contention: {e}");
-            eprintln!(
-                "usage: cargo bench --bench contention [-- [--rounds <N>] [--cores <A>,<B>]]"
-            );
-            std::process::exit(2);
-        }
-    };
-    let rounds = args.rounds;
-    let runs = if std::env::args().any(|a| a == "--bench") {
+    let args = <Args as clap::Parser>::parse();
+    let rounds = usize::try_from(args.rounds).unwrap_or(1);
+    let runs = if args.bench {
         RUNS
     } else {
         println!("# smoke run (no --bench): {SMOKE_RUNS} runs per variant, numbers meaningless");
@@ -188,68 +179,46 @@ fn main() {
     print_summary(rounds);
 }
 
-/// The bench's own options; every other argument is cargo's or libtest's (`--bench`, filters)
-/// and is ignored.
+/// The bench's own options. `--bench` (which cargo passes) and any test-name filter are
+/// accepted and ignored.
+#[derive(clap::Parser)]
+#[command(
+    name = "contention",
+    about = "The nohz performance targets (spec/performance.md), each a ratio of interleaved runs",
+    override_usage = "cargo bench --bench contention [-- [--rounds <N>] [--cores <A>,<B>]]"
+)]
 struct Args {
-    /// `--rounds N` (or `--rounds=N`): how many times to run the whole table; 1 if absent.
-    rounds: usize,
-    /// `--cores A,B` (or `--cores=A,B`): the CPUs (as the OS numbers them) of the measuring
-    /// thread and of the antagonist; the first two usable ones if absent. On a many-core
-    /// machine this picks what the contended targets measure: two SMT siblings, two cores
-    /// sharing a last-level cache, or two across a die or socket boundary.
+    /// How many times to run the whole table; with more than one, a summary line per table
+    /// line follows (min / median / max, rounds in which the bound held).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_ROUNDS))]
+    rounds: u64,
+    /// The CPUs (as the OS numbers them) of the measuring thread and of the antagonist; the
+    /// first two usable ones if absent. On a many-core machine this picks what the contended
+    /// targets measure: two SMT siblings, two cores sharing a last-level cache, or two across
+    /// a die or socket boundary.
+    #[arg(long, value_name = "A,B", value_parser = parse_cores)]
     cores: Option<(usize, usize)>,
+    /// Passed by `cargo bench`: run the full measurement (without it, a smoke run).
+    #[arg(long, hide = true)]
+    bench: bool,
+    /// Test-name filters cargo or libtest may pass; ignored.
+    #[arg(hide = true)]
+    filters: Vec<String>,
 }
 
-impl Args {
-    fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-        let mut parsed = Args {
-            rounds: 1,
-            cores: None,
-        };
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) => (f.to_owned(), Some(v.to_owned())),
-                None => (arg, None),
-            };
-            if flag != "--rounds" && flag != "--cores" {
-                continue;
-            }
-            let value = match inline {
-                Some(v) => v,
-                None => args
-                    .next()
-                    .filter(|v| !v.starts_with("--"))
-                    .ok_or_else(|| format!("{flag} needs a value"))?,
-            };
-            if flag == "--rounds" {
-                parsed.rounds = match value.parse::<usize>() {
-                    Ok(n) if (1..=MAX_ROUNDS).contains(&n) => n,
-                    _ => {
-                        return Err(format!(
-                            "--rounds takes a whole number from 1 to {MAX_ROUNDS}, not {value:?}"
-                        ));
-                    }
-                };
-            } else {
-                let pair = value
-                    .split_once(',')
-                    .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
-                parsed.cores = match pair {
-                    Some((a, b)) if a != b => Some((a, b)),
-                    _ => {
-                        return Err(format!(
-                            "--cores takes two different CPU numbers as A,B, not {value:?}"
-                        ));
-                    }
-                };
-            }
-        }
-        Ok(parsed)
+/// `A,B`: two different CPU numbers.
+fn parse_cores(value: &str) -> Result<(usize, usize), String> {
+    let pair = value
+        .split_once(',')
+        .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+    match pair {
+        Some((a, b)) if a != b => Ok((a, b)),
+        _ => Err("two different CPU numbers as A,B".to_owned()),
     }
 }
 
 /// The most rounds one invocation runs (each takes about 5 s here).
-const MAX_ROUNDS: usize = 1000;
+const MAX_ROUNDS: u64 = 1000;
 
 fn round_header(round: usize, rounds: usize) {
     if rounds > 1 {
