@@ -25,7 +25,7 @@
 //! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work. Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
-//! `-- --cores A,B` puts the measuring thread on CPU `A` and the antagonist on CPU `B` (the
+//! `-- T1 T3` runs only the targets named. `-- --cores A,B` puts the measuring thread on CPU `A` and the antagonist on CPU `B` (the
 //! first two usable CPUs by default): on a many-core machine, what the contended targets cost
 //! depends on what the two CPUs share. `-- --rounds N` runs the whole table `N` times (the
 //! host's conditions move between rounds; see the README's "two regimes") and ends with one
@@ -142,9 +142,15 @@ fn main() {
         let ctx = Ctx::new(None, runs);
         for round in 1..=rounds {
             round_header(round, rounds);
-            t2(&ctx);
-            t5a(&ctx);
-            t6_t7(&ctx);
+            if args.wants(&["T2"]) {
+                t2(&ctx);
+            }
+            if args.wants(&["T5a"]) {
+                t5a(&ctx);
+            }
+            if args.wants(&["T6", "T7"]) {
+                t6_t7(&ctx);
+            }
         }
         print_summary(rounds);
         return;
@@ -165,13 +171,27 @@ fn main() {
         for round in 1..=rounds {
             round_header(round, rounds);
             let legacy = Arc::new(Rig::<Legacy>::new());
-            t1(&ctx, &legacy);
-            t2(&ctx);
-            t3(&ctx, &legacy);
-            t4(&ctx);
-            t5a(&ctx);
-            t5b(&ctx);
-            t6_t7(&ctx);
+            if args.wants(&["T1"]) {
+                t1(&ctx, &legacy);
+            }
+            if args.wants(&["T2"]) {
+                t2(&ctx);
+            }
+            if args.wants(&["T3"]) {
+                t3(&ctx, &legacy);
+            }
+            if args.wants(&["T4"]) {
+                t4(&ctx);
+            }
+            if args.wants(&["T5a"]) {
+                t5a(&ctx);
+            }
+            if args.wants(&["T5b"]) {
+                t5b(&ctx);
+            }
+            if args.wants(&["T6", "T7"]) {
+                t6_t7(&ctx);
+            }
         }
         ant.quit();
         server.join().expect("antagonist thread");
@@ -179,13 +199,12 @@ fn main() {
     print_summary(rounds);
 }
 
-/// The bench's own options. `--bench` (which cargo passes) and any test-name filter are
-/// accepted and ignored.
+/// The bench's own options, and `--bench`, which cargo passes.
 #[derive(clap::Parser)]
 #[command(
     name = "contention",
     about = "The nohz performance targets (spec/performance.md), each a ratio of interleaved runs",
-    override_usage = "cargo bench --bench contention [-- [--rounds <N>] [--cores <A>,<B>]]"
+    override_usage = "cargo bench --bench contention [-- [--rounds <N>] [--cores <A>,<B>] [TARGET...]]"
 )]
 struct Args {
     /// How many times to run the whole table; with more than one, a summary line per table
@@ -201,9 +220,28 @@ struct Args {
     /// Passed by `cargo bench`: run the full measurement (without it, a smoke run).
     #[arg(long, hide = true)]
     bench: bool,
-    /// Test-name filters cargo or libtest may pass; ignored.
-    #[arg(hide = true)]
-    filters: Vec<String>,
+    /// Run only these targets (T1 T2 T3 T4 T5a T5b T6 T7, any case); all if none is named.
+    #[arg(value_name = "TARGET", value_parser = parse_target)]
+    targets: Vec<String>,
+}
+
+/// The targets the bench measures, as `T<n>` names.
+const TARGETS: [&str; 8] = ["T1", "T2", "T3", "T4", "T5a", "T5b", "T6", "T7"];
+
+/// One of [`TARGETS`], in any case.
+fn parse_target(value: &str) -> Result<String, String> {
+    TARGETS
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(value))
+        .map(|t| (*t).to_owned())
+        .ok_or_else(|| format!("not a target; the targets are {}", TARGETS.join(" ")))
+}
+
+impl Args {
+    /// Whether any of `targets` is to run.
+    fn wants(&self, targets: &[&str]) -> bool {
+        self.targets.is_empty() || self.targets.iter().any(|t| targets.contains(&t.as_str()))
+    }
 }
 
 /// `A,B`: two different CPU numbers.
