@@ -25,11 +25,11 @@
 //! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work. Medians in nanoseconds, discarded runs and who
 //! was descheduled go to stderr.
 //!
-//! `-- T1 T3` runs only the targets named. `-- --cores A,B` puts the measuring thread on CPU `A` and the antagonist on CPU `B` (the
-//! first two usable CPUs by default): on a many-core machine, what the contended targets cost
-//! depends on what the two CPUs share. `-- --rounds N` runs the whole table `N` times (the
-//! host's conditions move between rounds; see the README's "two regimes") and ends with one
-//! line per distinct table line:
+//! `-- T1 T3` runs only the targets named. `-- --cores A,B` puts the measuring thread on CPU
+//! `A` and the antagonist on CPU `B` (the first two usable CPUs by default): on a many-core
+//! machine, what the contended targets cost depends on what the two CPUs share. `-- --rounds
+//! N` runs the table `N` times (the host's conditions move between rounds; see the README's
+//! "two regimes") and ends with one line per distinct table line:
 //!
 //! ```text
 //! summary <line head> <a>/<b> n=<rounds> min=<v> median=<v> max=<v> target=<bound> held=<k>/<n>
