@@ -634,6 +634,7 @@ fn t6_t7(ctx: &Ctx<'_>) {
     let r6 = t6.report(ctx, Pacing::Tight, |pacing| {
         let r = ctx.interleave_many(1 + NAIVE_COPIES, |v| {
             // A literal index into the constant table each: direct calls, as to `is_empty`.
+            const _: () = assert!(NAIVE_COPIES == 4, "one match arm per naive copy");
             let (words, nr) = (&*m.words, m.nr.get());
             ctx.quiet(|| match v {
                 0 => timed(BATCH_SCANS, pacing, || mask_is_empty(&m.mask, m.nr)),
