@@ -105,9 +105,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             let rq = self.rq(cpu);
             // What the whole sequence does first: no IdleTick, exit_idle warns about nothing
             // and finds the CPU unregistered; then the deadline word says not due.
-            let quiet = !rq.idle_balance()
-                && !rq.nohz_tick_stopped()
-                && plat.this_cpu().is_none_or(|me| me == cpu);
+            let quiet =
+                !rq.idle_balance() && !rq.nohz_tick_stopped() && super::on_own_cpu(cpu, plat);
             if quiet && self.nohz.kick_not_due(plat.jiffies()) {
                 return KickDecision::NoFlags;
             }

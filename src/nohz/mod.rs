@@ -297,6 +297,13 @@ fn deadline_fresh(w: u64) -> bool {
     w >> 32 == 0
 }
 
+/// Whether the caller runs on `cpu`, as far as the platform knows ([`Machine::check_on_cpu`]
+/// warns when not).
+#[inline(always)]
+fn on_own_cpu<Pl: Platform<N>, const N: usize>(cpu: CpuId<N>, plat: &Pl) -> bool {
+    plat.this_cpu().is_none_or(|me| me == cpu)
+}
+
 /// `now` is before the deadline in the low 32 bits of `w` (wrap-safe over 32 bits).
 #[inline(always)]
 fn deadline_ahead(w: u64, now: Jiffies) -> bool {
@@ -533,9 +540,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// platform says the caller is on another CPU; the path then carries on, as the kernel does.
     #[inline]
     pub(crate) fn check_on_cpu<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        if let Some(me) = plat.this_cpu() {
-            self.warn_at(cpu).warn_on(me != cpu, Warning::WrongCpu);
-        }
+        self.warn_at(cpu)
+            .warn_on(!on_own_cpu(cpu, plat), Warning::WrongCpu);
     }
 
     /// Rebuilds the scheduling domains' NOHZ state from the platform's topology (the
