@@ -47,6 +47,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         } else {
             rq.set_has_blocked_load(true);
         }
+        let mut raised = false;
         if !registered {
             // An isolated CPU never registers, and leaves nohz.has_blocked_load alone.
             if !rq.has_sched_domain() {
@@ -63,7 +64,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // RMW (Legacy: the counter's), as the kernel's smp_mb__after_atomic() does.
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
             self.set_cpu_sd_state_idle(cpu);
-            self.nohz.raise_needs_update::<P>();
+            raised = self.nohz.raise_needs_update::<P>();
         } else if P::READ_BEFORE_WRITE {
             // Scalable reads the flag before storing it: order the rq flag above before that
             // read, against the ILB's clear before its rq reads (NOHZ_ILB_FENCE). The rq
@@ -71,7 +72,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             NOHZ_ENTER_IDLE_REPEAT_FENCE.fence_after_rmw();
         }
         // Both paths: a newly idle CPU has blocked load to decay.
-        self.nohz.raise_has_blocked_load::<P>();
+        raised |= self.nohz.raise_has_blocked_load::<P>();
+        // Scalable: a flag this call set makes the kick due sooner; one bump covers both.
+        if P::KICK_DEADLINE && raised {
+            self.nohz.bump_kick_deadline();
+        }
     }
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts

@@ -182,7 +182,7 @@ impl<const W: usize> Nohz<W> {
     #[inline]
     fn bump_kick_deadline(&self) {
         crate::sync::shared_store();
-        // Release (NOHZ_DEADLINE_BUMP): the flag this writer set before is visible to a
+        // Release (NOHZ_DEADLINE_BUMP): the flags this writer set before are visible to a
         // refresher that loads this word (NOHZ_DEADLINE_REFRESH). Result unused: one
         // `lock add` on x86. The count only grows until a refresh zeroes it, so a refresher's
         // compare-exchange fails if any bump landed after its load. (It would take 2^32 bumps
@@ -237,33 +237,31 @@ impl<const W: usize> Nohz<W> {
     }
 
     /// `nohz.has_blocked_load = 1` from `enter_idle`: a blind store, or under
-    /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7). Under
-    /// `P::KICK_DEADLINE` a store also bumps the kick deadline (a STATS kick may now be due
-    /// from `next_blocked + 1` on).
+    /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7). Returns whether
+    /// it stored; under `P::KICK_DEADLINE` the caller then bumps the kick deadline (a STATS
+    /// kick may now be due from `next_blocked + 1` on), once for both flags.
     #[inline]
-    fn raise_has_blocked_load<P: Policy>(&self) {
-        if !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0 {
+    fn raise_has_blocked_load<P: Policy>(&self) -> bool {
+        let store = !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0;
+        if store {
             crate::sync::shared_store();
             self.scalars.has_blocked_load.store(1, Relaxed);
-            if P::KICK_DEADLINE {
-                self.bump_kick_deadline();
-            }
         }
+        store
     }
 
     /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`] (a NEXT
-    /// kick is due at once). A CPU that reads 1 stores nothing: whoever stored that 1 bumped
-    /// the deadline, and if an ILB pass cleared it meanwhile, that pass's scan sees this CPU
-    /// (O7).
+    /// kick is due at once). A CPU that reads 1 stores nothing: whoever stored that 1 bumps
+    /// the deadline before its `enter_idle` returns, and if an ILB pass cleared it meanwhile,
+    /// that pass's scan sees this CPU (O7).
     #[inline]
-    fn raise_needs_update<P: Policy>(&self) {
-        if !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0 {
+    fn raise_needs_update<P: Policy>(&self) -> bool {
+        let store = !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0;
+        if store {
             crate::sync::shared_store();
             self.scalars.needs_update.store(1, Relaxed);
-            if P::KICK_DEADLINE {
-                self.bump_kick_deadline();
-            }
         }
+        store
     }
 
     #[inline]
