@@ -22,8 +22,8 @@
 //! indented `also` line gives the same check with the other pacing (informational: tight
 //! loops let out-of-order execution overlap the misses of consecutive calls; an `lfence`
 //! before each call shows the per-event cost). T5b is judged `worked`: each call between
-//! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work. Medians in nanoseconds, discarded runs and who
-//! was descheduled go to stderr.
+//! about 300 ns of private work and `lfence`s, as a tick's kick sits between other work.
+//! Medians in nanoseconds, discarded runs and who was descheduled go to stderr.
 //!
 //! `-- T1 T3` runs only the targets named. `-- --cores A,B` puts the measuring thread on CPU
 //! `A` and the antagonist on CPU `B` (the first two usable CPUs by default): on a many-core
@@ -34,6 +34,13 @@
 //! ```text
 //! summary <line head> <a>/<b> n=<rounds> min=<v> median=<v> max=<v> target=<bound> held=<k>/<n>
 //! ```
+//!
+//! T1 and T3 also print indented `floor` lines (the `mask-only` pair over `Legacy`'s: whether
+//! any design with one shared idle mask could meet the bound in that interleaving) and
+//! `transfer` lines: the round trip of one line handed between the two threads, measured as
+//! one more variant of the same interleaving, in ns. The host moves the two vCPUs between a
+//! near placement (round trip about 100 ns here) and a far one (about 400 ns), and what a
+//! second contended line costs, so what `Legacy` pays, depends on which.
 //!
 //! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
 //! comparison) `Patched`. T5a has a timing row here (quiet, `Scalable` and for comparison
@@ -272,7 +279,8 @@ static OUTCOMES: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
 struct Outcome {
     head: String,
     ab: String,
-    bound: Bound,
+    /// `None` for an informational line (no bound).
+    bound: Option<Bound>,
     value: Option<f64>,
 }
 
@@ -300,21 +308,21 @@ fn print_summary(rounds: usize) {
             .collect();
         let mut values: Vec<f64> = same.iter().filter_map(|o| o.value).collect();
         values.sort_by(f64::total_cmp);
-        let held = same
-            .iter()
-            .filter(|o| o.value.is_some_and(|v| o.bound.holds(v)))
-            .count();
         let (Some(&min), Some(med), Some(&max)) = (values.first(), median(&values), values.last())
         else {
             println!("summary {head} {ab} n=0");
             continue;
         };
+        let judged = same[0].bound.map_or_else(String::new, |bound| {
+            let held = same
+                .iter()
+                .filter(|o| o.value.is_some_and(|v| bound.holds(v)))
+                .count();
+            format!(" target={bound} held={held}/{}", same.len())
+        });
         println!(
-            "summary {head} {ab} n={} min={min:.3} median={med:.3} max={max:.3} target={} \
-             held={held}/{}",
+            "summary {head} {ab} n={} min={min:.3} median={med:.3} max={max:.3}{judged}",
             values.len(),
-            same[0].bound,
-            same.len(),
         );
     }
 }
@@ -330,27 +338,32 @@ fn print_summary(rounds: usize) {
 /// A fourth variant, T3's `mask-only` pair (the idle-mask bit set, the O1 fence, the bit
 /// cleared, nothing else), is the floor of any design that keeps one shared idle mask: its
 /// ratio to `Legacy` follows as an indented `floor` line, so a run shows whether the
-/// `Scalable` bound was reachable under that run's conditions at all.
+/// `Scalable` bound was reachable under that run's conditions at all. A fifth, a
+/// [`PingPong`] round trip, measures what moving one line between the two CPUs cost meanwhile
+/// (the indented `transfer` line).
 fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
     let patched = Arc::new(Rig::<Patched>::new());
     let scalable = Arc::new(Rig::<Scalable>::new());
-    let jobs: [Arc<dyn Churn>; 4] = [
+    let line = Arc::new(PingPong::default());
+    let jobs: [Arc<dyn Churn>; 5] = [
         job(&patched),
         job(&scalable),
         job(legacy),
         Arc::new(MaskPairs(Arc::clone(&scalable))),
+        Arc::clone(&line) as Arc<dyn Churn>,
     ];
     let rows = [
         (0, Patched::NAME, Bound::AtMost(0.55)),
         (1, Scalable::NAME, Bound::AtMost(0.30)),
     ];
     for pacing in [Pacing::Tight, Pacing::Paced] {
-        let r = ctx.interleave_many(4, |v| {
+        let r = ctx.interleave_many(5, |v| {
             ctx.contended(&jobs[v], || match v {
                 0 => timed_pairs(&patched, pacing),
                 1 => timed_pairs(&scalable, pacing),
                 2 => timed_pairs(legacy, pacing),
-                _ => timed(BATCH_PAIRS, pacing, || mask_pair(&scalable, 0)),
+                3 => timed(BATCH_PAIRS, pacing, || mask_pair(&scalable, 0)),
+                _ => timed(BATCH_PAIRS, pacing, || line.round_trip()),
             })
         });
         let lost = ctx.lost();
@@ -365,27 +378,32 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         let floor = format!("pair-churn-floor-{}", pacing.name());
         let floor = Check::new("T1", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.30));
         floor.print_floor(&r.pair(3, 2));
+        print_round_trip("T1", pacing, &r.kept[4]);
     }
 }
 
 /// T3: `Scalable`'s whole pair (with the `has_blocked_load` / `needs_update` upkeep) under
 /// churn, over the `mask-only` pair (the same pair without the flag upkeep: the mask bit set,
-/// the O1 fence, the bit cleared) and over `Legacy`'s pair, all three variants in one
-/// interleaving; each variant's antagonist runs the same kind of pair on CPU 1. A `floor`
-/// line gives the `mask-only` pair over `Legacy`'s against the bound, as T1's does.
+/// the O1 fence, the bit cleared) and over `Legacy`'s pair, the three and a [`PingPong`] round
+/// trip in one interleaving; each pair's antagonist runs the same kind of pair on CPU 1. A
+/// `floor` line gives the `mask-only` pair over `Legacy`'s against the bound, and a
+/// `transfer` line the round trip, as T1's do.
 fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
     let rig = Arc::new(Rig::<Scalable>::new());
-    let jobs: [Arc<dyn Churn>; 3] = [
+    let line = Arc::new(PingPong::default());
+    let jobs: [Arc<dyn Churn>; 4] = [
         job(&rig),
         Arc::new(MaskPairs(Arc::clone(&rig))),
         job(legacy),
+        Arc::clone(&line) as Arc<dyn Churn>,
     ];
     for pacing in [Pacing::Tight, Pacing::Paced] {
-        let r = ctx.interleave_many(3, |v| {
+        let r = ctx.interleave_many(4, |v| {
             ctx.contended(&jobs[v], || match v {
                 0 => timed_pairs(&rig, pacing),
                 1 => timed(BATCH_PAIRS, pacing, || mask_pair(&rig, 0)),
-                _ => timed_pairs(legacy, pacing),
+                2 => timed_pairs(legacy, pacing),
+                _ => timed(BATCH_PAIRS, pacing, || line.round_trip()),
             })
         });
         let also = (pacing != Pacing::Tight).then_some(pacing);
@@ -408,6 +426,7 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         let floor = format!("{name}-floor-{}", pacing.name());
         Check::new("T3", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.35))
             .print_floor(&r.pair(1, 2));
+        print_round_trip("T3", pacing, &r.kept[3]);
     }
 }
 
@@ -430,6 +449,55 @@ impl<P: Policy> Churn for MaskPairs<P> {
             repeat::<false, ()>(64, || mask_pair(&self.0, 1));
         }
     }
+}
+
+/// A line the two threads hand back and forth: what moving a line between the two CPUs costs
+/// while the pairs next to it in the interleaving are measured. The measuring thread writes an
+/// odd value and waits for the antagonist's answer, the next even value.
+#[derive(Default)]
+struct PingPong(CachePadded<AtomicU64>);
+
+impl PingPong {
+    /// One round trip: the line goes to the antagonist, which must see the odd value, and
+    /// comes back with its answer. Between round trips the value is even.
+    #[inline(always)]
+    fn round_trip(&self) {
+        let v = self.0.load(Ordering::Relaxed);
+        self.0.store(v + 1, Ordering::Relaxed);
+        while self.0.load(Ordering::Relaxed) != v + 2 {}
+    }
+}
+
+impl Churn for PingPong {
+    /// Answers each odd value with the next even one (no `pause` in either spin: the cost of
+    /// the transfer itself is what is measured).
+    fn churn_until(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            let v = self.0.load(Ordering::Relaxed);
+            if v % 2 == 1 {
+                self.0.store(v + 1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Prints the indented `transfer` line: the median [`PingPong`] round trip of the runs
+/// interleaved with a target's pairs, in ns (informational: it tells which of the host's
+/// regimes the pairs were measured in).
+fn print_round_trip(target: &str, pacing: Pacing, kept: &[f64]) {
+    let head = format!("transfer {target} line-round-trip-{}", pacing.name());
+    let value = median(kept);
+    let shown = value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.1}"));
+    println!("   {head} ns={shown} runs={}", kept.len());
+    OUTCOMES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(Outcome {
+            head,
+            ab: "ns".to_owned(),
+            bound: None,
+            value,
+        });
 }
 
 /// T2: the uncontended pair, `Patched` against `Legacy` and against two bare locked RMWs.
@@ -1120,7 +1188,7 @@ impl<'s> Check<'s> {
             .push(Outcome {
                 head,
                 ab: format!("{}/{}", self.a, self.b),
-                bound: self.bound,
+                bound: Some(self.bound),
                 value: self.value(r),
             });
     }
