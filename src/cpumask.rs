@@ -29,6 +29,9 @@ use crossbeam_utils::CachePadded;
 /// Words per 64-byte cache line; the unit of [`CpuMask::is_empty`]'s reduction.
 const WORDS_PER_LINE: usize = 8;
 
+/// Bits per 64-byte cache line.
+const BITS_PER_LINE: usize = WORDS_PER_LINE * 64;
+
 /// Compile-time checks on the pairing of a mask of `W` words with CPU capacity `N`.
 struct Fits<const W: usize, const N: usize>;
 impl<const W: usize, const N: usize> Fits<W, N> {
@@ -123,11 +126,11 @@ impl<const W: usize> CpuMask<W> {
     #[inline]
     pub fn is_empty<const N: usize>(&self, nr_cpu_ids: NrCpuIds<N>) -> bool {
         let () = Fits::<W, N>::OK;
-        let (full, tail) = bounds(nr_cpu_ids.get());
-        // The whole array as fixed-size lines, then the live ones: eight loads, a tree of
-        // seven ORs and one branch per line. Two lines per turn of the loop, so its upkeep is
-        // paid every 128 bytes: the scan is bound by how many instructions a core can issue.
-        let whole = full / WORDS_PER_LINE;
+        let nr = nr_cpu_ids.get();
+        // The lines wholly below nr_cpu_ids, as fixed-size lines: eight loads, a tree of seven
+        // ORs and one branch per line, two lines per turn of the loop (its upkeep is paid every
+        // 128 bytes): the scan is bound by how many instructions a core can issue.
+        let whole = nr / BITS_PER_LINE;
         let (lines, _) = self.words.as_chunks::<WORDS_PER_LINE>();
         let (pairs, odd) = lines[..whole].as_chunks::<2>();
         for [a, b] in pairs {
@@ -135,13 +138,27 @@ impl<const W: usize> CpuMask<W> {
                 return false;
             }
         }
-        if odd.iter().any(|l| line_or(l) != 0) {
+        if let [line] = odd
+            && line_or(line) != 0
+        {
             return false;
         }
-        self.words[whole * WORDS_PER_LINE..full]
+        // Then the line nr_cpu_ids ends in, if it ends inside one: one test for its live bits.
+        let rest = nr % BITS_PER_LINE;
+        if rest == 0 {
+            return true;
+        }
+        let base = whole * WORDS_PER_LINE;
+        let (full, tail) = bounds(rest);
+        let body = self.words[base..base + full]
             .iter()
-            .all(|w| w.load(Relaxed) == 0)
-            && (tail == 0 || self.word(full) & tail == 0)
+            .fold(0, |acc, w| acc | w.load(Relaxed));
+        let last = if tail == 0 {
+            0
+        } else {
+            self.word(base + full) & tail
+        };
+        body | last == 0
     }
 
     /// The number of bits set below `nr_cpu_ids` (`cpumask_weight`). Not a snapshot; reads

@@ -210,6 +210,14 @@ proptest! {
         check_mask::<2, 128, 2>(&c);
         check_mask::<2, 128, 64>(&c);
     }
+
+    /// One whole 64-byte line and a part of one: the scans' line-at-a-time paths and their
+    /// remainders meet inside the array.
+    #[test]
+    fn twelve_word_masks_match_a_set(c in case(12)) {
+        check_mask::<12, 768, 12>(&c);
+        check_mask::<12, 768, 16>(&c);
+    }
 }
 
 proptest! {
