@@ -36,9 +36,9 @@
 //! ```
 //!
 //! T1 and T3 also print indented `floor` lines (the `mask-only` pair over `Legacy`'s: whether
-//! any design with one shared idle mask could meet the bound in that interleaving) and
-//! `transfer` lines: the round trip of one line handed between the two threads, measured as
-//! one more variant of the same interleaving, in ns. The host moves the two vCPUs between a
+//! any design with one shared idle mask could meet the bound in that interleaving). T1, T3
+//! and T4 print `transfer` lines: the round trip of one line handed between the two threads,
+//! measured as one more variant of the same interleaving, in ns. The host moves the two vCPUs between a
 //! near placement (round trip about 100 ns here) and a far one (about 400 ns), and what a
 //! second contended line costs, so what `Legacy` pays, depends on which.
 //!
@@ -378,7 +378,7 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         let floor = format!("pair-churn-floor-{}", pacing.name());
         let floor = Check::new("T1", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.30));
         floor.print_floor(&r.pair(3, 2));
-        print_round_trip("T1", pacing, &r.kept[4]);
+        print_round_trip("T1", "pair-churn", pacing, &r.kept[4]);
     }
 }
 
@@ -426,7 +426,7 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         let floor = format!("{name}-floor-{}", pacing.name());
         Check::new("T3", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.35))
             .print_floor(&r.pair(1, 2));
-        print_round_trip("T3", pacing, &r.kept[3]);
+        print_round_trip("T3", name, pacing, &r.kept[3]);
     }
 }
 
@@ -484,8 +484,8 @@ impl Churn for PingPong {
 /// Prints the indented `transfer` line: the median [`PingPong`] round trip of the runs
 /// interleaved with a target's pairs, in ns (informational: it tells which of the host's
 /// regimes the pairs were measured in).
-fn print_round_trip(target: &str, pacing: Pacing, kept: &[f64]) {
-    let head = format!("transfer {target} line-round-trip-{}", pacing.name());
+fn print_round_trip(target: &str, name: &str, pacing: Pacing, kept: &[f64]) {
+    let head = format!("transfer {target} {name}-round-trip-{}", pacing.name());
     let value = median(kept);
     let shown = value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.1}"));
     println!("   {head} ns={shown} runs={}", kept.len());
@@ -550,7 +550,9 @@ fn t2(ctx: &Ctx<'_>) {
 /// its flag inside the written `nohz` scalar line.
 ///
 /// Paced is the primary variant here: the kernel reads the key once per interrupt, not in a
-/// loop, so the per-read cost is what the seed changed.
+/// loop, so the per-read cost is what the seed changed. A [`PingPong`] round trip runs in the
+/// same interleaving (the `transfer` line): what the negative control shows is what moving a
+/// line between the two CPUs costs there.
 fn t4(ctx: &Ctx<'_>) {
     t4_row::<Patched>(ctx, "key", Bound::AtMost(1.05));
     t4_row::<Legacy>(ctx, "flag", Bound::AtLeast(2.0));
@@ -560,14 +562,25 @@ fn t4(ctx: &Ctx<'_>) {
 fn t4_row<P: Policy>(ctx: &Ctx<'_>, what: &str, bound: Bound) {
     let shared = Arc::new(Rig::<P>::new());
     let private = Arc::new(Rig::<P>::new());
-    let (shared_job, private_job) = (job(&shared), job(&private));
+    let line = Arc::new(PingPong::default());
+    let jobs = [
+        job(&shared),
+        job(&private),
+        Arc::clone(&line) as Arc<dyn Churn>,
+    ];
     let a = format!("{}-{what}-churn", P::NAME);
-    Check::new("T4", "irqtime-read", &a, "quiet", bound).report(ctx, Pacing::Paced, |pacing| {
-        ctx.interleave(|is_b| {
-            let j = if is_b { &private_job } else { &shared_job };
-            ctx.contended(j, || timed(BATCH_READS, pacing, || shared.irqtime_read()))
-        })
-    });
+    let check = Check::new("T4", "irqtime-read", &a, "quiet", bound);
+    for pacing in [Pacing::Paced, Pacing::Tight] {
+        let r = ctx.interleave_many(3, |v| {
+            ctx.contended(&jobs[v], || match v {
+                0 | 1 => timed(BATCH_READS, pacing, || shared.irqtime_read()),
+                _ => timed(BATCH_PAIRS, pacing, || line.round_trip()),
+            })
+        });
+        let also = (pacing != Pacing::Paced).then_some(pacing);
+        check.print_as(&r.pair(0, 1), pacing, also, Some(ctx.lost()));
+        print_round_trip("T4", &a, pacing, &r.kept[2]);
+    }
 }
 
 /// T5a's timing: a busy CPU 0's not-due `nohz_balancer_kick` on a quiet machine over an empty
