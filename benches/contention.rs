@@ -29,7 +29,7 @@
 //! `A` and the antagonist on CPU `B` (the first two usable CPUs by default): on a many-core
 //! machine, what the contended targets cost depends on what the two CPUs share. `-- --rounds
 //! N` runs the table `N` times (the host's conditions move between rounds; see the README's
-//! "two regimes") and ends with one line per distinct table line:
+//! "three placements") and ends with one line per distinct table line:
 //!
 //! ```text
 //! summary <line head> <a>/<b> n=<rounds> min=<v> median=<v> max=<v> target=<bound> held=<k>/<n>
@@ -38,9 +38,9 @@
 //! T1 and T3 also print indented `floor` lines (the `mask-only` pair over `Legacy`'s: whether
 //! any design with one shared idle mask could meet the bound in that interleaving). T1, T3
 //! and T4 print `transfer` lines: the round trip of one line handed between the two threads,
-//! measured as one more variant of the same interleaving, in ns. The host moves the two vCPUs between a
-//! near placement (round trip about 100 ns here) and a far one (about 400 ns), and what a
-//! second contended line costs, so what `Legacy` pays, depends on which.
+//! measured as one more variant of the same interleaving, in ns. The host moves the two
+//! vCPUs between placements (round trips of about 70, 100 and 400 ns here), and what a
+//! contended line costs, so what `Legacy`'s second line adds, depends on which.
 //!
 //! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
 //! comparison) `Patched`. T5a has a timing row here (quiet, `Scalable` and for comparison
