@@ -68,6 +68,17 @@ const fn split(index: usize) -> (usize, u64) {
     (index / 64, 1u64 << (index % 64))
 }
 
+/// The first set bit of line `l`, reloaded word by word: whether or not the line changed since
+/// it was OR-reduced, a bit found now was set during the scan. `None` if it emptied meanwhile.
+#[inline(always)]
+fn first_in_line<const N: usize>(line: &[AtomicU64; WORDS_PER_LINE], l: usize) -> Option<CpuId<N>> {
+    line.iter().enumerate().find_map(|(i, w)| {
+        let v = w.load(Relaxed);
+        (v != 0)
+            .then(|| CpuId::from_scan((l * WORDS_PER_LINE + i) * 64 + v.trailing_zeros() as usize))
+    })
+}
+
 /// Words `0..full` are entirely below `nr`; `tail` masks the valid bits of word `full`.
 #[inline(always)]
 const fn bounds(nr: usize) -> (usize, u64) {
@@ -184,32 +195,51 @@ impl<const W: usize> CpuMask<W> {
     #[doc(alias = "cpumask_first")]
     pub fn first<const N: usize>(&self, nr_cpu_ids: NrCpuIds<N>) -> Option<CpuId<N>> {
         let () = Fits::<W, N>::OK;
-        let (full, tail) = bounds(nr_cpu_ids.get());
-        let whole = full / WORDS_PER_LINE;
+        let nr = nr_cpu_ids.get();
+        // The lines wholly below nr_cpu_ids, two per turn of the loop, as `is_empty` scans them.
+        let whole = nr / BITS_PER_LINE;
         let (lines, _) = self.words.as_chunks::<WORDS_PER_LINE>();
-        for (l, line) in lines[..whole].iter().enumerate() {
-            if line_or(line) == 0 {
-                continue;
-            }
-            // Reload word by word: the line changed under us or not, the first set bit found
-            // now is a bit that was set during the scan.
-            for (i, w) in line.iter().enumerate() {
-                let v = w.load(Relaxed);
-                if v != 0 {
-                    let bit = (l * WORDS_PER_LINE + i) * 64 + v.trailing_zeros() as usize;
-                    return Some(CpuId::from_scan(bit));
+        let (pairs, odd) = lines[..whole].as_chunks::<2>();
+        for (p, pair) in pairs.iter().enumerate() {
+            for (k, line) in pair.iter().enumerate() {
+                if line_or(line) != 0
+                    && let Some(cpu) = first_in_line(line, 2 * p + k)
+                {
+                    return Some(cpu);
                 }
             }
         }
-        // Whole words past the last whole line, then the partial word.
-        for i in whole * WORDS_PER_LINE..full {
-            let v = self.word(i);
-            if v != 0 {
-                return Some(CpuId::from_scan(i * 64 + v.trailing_zeros() as usize));
-            }
+        if let [line] = odd
+            && line_or(line) != 0
+            && let Some(cpu) = first_in_line(line, whole - 1)
+        {
+            return Some(cpu);
         }
-        let v = if tail == 0 { 0 } else { self.word(full) & tail };
-        (v != 0).then(|| CpuId::from_scan(full * 64 + v.trailing_zeros() as usize))
+        // Then the line nr_cpu_ids ends in, if it ends inside one: its whole words, then the
+        // partial word.
+        let rest = nr % BITS_PER_LINE;
+        if rest == 0 {
+            return None;
+        }
+        let base = whole * WORDS_PER_LINE;
+        let (full, tail) = bounds(rest);
+        let words = &self.words[base..base + full];
+        if let Some((i, v)) = words
+            .iter()
+            .map(|w| w.load(Relaxed))
+            .enumerate()
+            .find(|&(_, v)| v != 0)
+        {
+            return Some(CpuId::from_scan(
+                (base + i) * 64 + v.trailing_zeros() as usize,
+            ));
+        }
+        let v = if tail == 0 {
+            0
+        } else {
+            self.word(base + full) & tail
+        };
+        (v != 0).then(|| CpuId::from_scan((base + full) * 64 + v.trailing_zeros() as usize))
     }
 
     /// The set CPUs below `nr_cpu_ids`, ascending (`for_each_cpu`). Words are read lazily.
