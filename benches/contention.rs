@@ -482,8 +482,8 @@ impl Churn for PingPong {
 }
 
 /// Prints the indented `transfer` line: the median [`PingPong`] round trip of the runs
-/// interleaved with a target's pairs, in ns (informational: it tells which of the host's
-/// regimes the pairs were measured in).
+/// interleaved with a target's variants, in ns (informational: it tells in which of the
+/// host's placements of the two vCPUs they were measured).
 fn print_round_trip(target: &str, name: &str, pacing: Pacing, kept: &[f64]) {
     let head = format!("transfer {target} {name}-round-trip-{}", pacing.name());
     let value = median(kept);
