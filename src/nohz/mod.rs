@@ -242,12 +242,7 @@ impl<const W: usize> Nohz<W> {
     /// kick may now be due from `next_blocked + 1` on), once for both flags.
     #[inline]
     fn raise_has_blocked_load<P: Policy>(&self) -> bool {
-        let store = !P::READ_BEFORE_WRITE || self.scalars.has_blocked_load.load(Relaxed) == 0;
-        if store {
-            crate::sync::shared_store();
-            self.scalars.has_blocked_load.store(1, Relaxed);
-        }
-        store
+        raise_flag::<P>(&self.scalars.has_blocked_load)
     }
 
     /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`] (a NEXT
@@ -256,12 +251,7 @@ impl<const W: usize> Nohz<W> {
     /// that pass's scan sees this CPU (O7).
     #[inline]
     fn raise_needs_update<P: Policy>(&self) -> bool {
-        let store = !P::READ_BEFORE_WRITE || self.scalars.needs_update.load(Relaxed) == 0;
-        if store {
-            crate::sync::shared_store();
-            self.scalars.needs_update.store(1, Relaxed);
-        }
-        store
+        raise_flag::<P>(&self.scalars.needs_update)
     }
 
     #[inline]
@@ -284,6 +274,18 @@ impl<const W: usize> Nohz<W> {
         crate::sync::shared_store();
         self.scalars.next_blocked.store(at.get(), Relaxed);
     }
+}
+
+/// Sets a `nohz` flag to 1 from `enter_idle`: a blind store, or under `P::READ_BEFORE_WRITE`
+/// a store only if it reads 0. Returns whether it stored.
+#[inline(always)]
+fn raise_flag<P: Policy>(flag: &AtomicU32) -> bool {
+    let store = !P::READ_BEFORE_WRITE || flag.load(Relaxed) == 0;
+    if store {
+        crate::sync::shared_store();
+        flag.store(1, Relaxed);
+    }
+    store
 }
 
 /// One bump of the kick deadline word (its high 32 bits count them).
