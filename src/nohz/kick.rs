@@ -104,10 +104,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if P::KICK_DEADLINE {
             let rq = self.rq(cpu);
             // What the whole sequence does first: no IdleTick, exit_idle warns about nothing
-            // and finds the CPU unregistered; then the deadline word says not due.
-            let quiet =
-                !rq.idle_balance() && !rq.nohz_tick_stopped() && super::on_own_cpu(cpu, plat);
-            if quiet && self.nohz.kick_not_due(plat.jiffies()) {
+            // and finds the CPU unregistered; then the deadline word says not due. The tests
+            // are plain loads with no side effects, so all of them are made and combined
+            // without short-circuiting: the common tick runs straight through to one branch.
+            let quiet = !(rq.idle_balance() | rq.nohz_tick_stopped());
+            if quiet & super::on_own_cpu(cpu, plat) & self.nohz.kick_not_due(plat.jiffies()) {
                 return KickDecision::NoFlags;
             }
             return self.balancer_kick_slow(cpu, plat);
