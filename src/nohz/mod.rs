@@ -137,17 +137,21 @@ impl<const W: usize> Nohz<W> {
 
     /// `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick`, or `None` while it
     /// is stale (a writer made the kick due sooner since it was last computed). The deadline is
-    /// the low 32 bits of a jiffies value, compared wrap-safely over 32 bits, which is exact
-    /// because every deadline it folds lies within a minute of now.
+    /// the low 32 bits of a jiffies value. The not-due test is one subtraction and one
+    /// unsigned compare: `now` (its low 32 bits) is below the deadline by less than 2^31. A
+    /// deadline that lies ahead across a 32-bit wrap of `now` fails it and takes the full path,
+    /// which decides exactly; that happens once every 2^32 jiffies, for at most the deadline's
+    /// distance from now (every deadline it folds lies within a minute of now).
     ///
     /// It folds the four scalars the kick's not-due path reads: the kick can have anything to do
     /// only from `next_balance` on, from `next_blocked + 1` on while `has_blocked_load` is set,
     /// and at once while `needs_update` is set. Before that, `Patched` would return without a
     /// kick, so `Scalable` does after one load.
     ///
-    /// The word holds the deadline in its low 32 bits and, above them, the number of bumps since
-    /// it was computed; it is fresh while that count is 0 (the word is below 2^32). Who keeps it
-    /// true:
+    /// The word holds the deadline in its low 32 bits and, from bit 33 up, the number of bumps
+    /// since it was computed (bit 32 stays clear); it is fresh while that count is 0 (the word
+    /// is below 2^32). A stale word is at least 2^33, so the one compare fails on it whatever its
+    /// deadline. Who keeps it true:
     /// - writers that make the kick due sooner bump it with one Release `fetch_add` (a single
     ///   locked add on x86, no compare-exchange loop on the idle path): `enter_idle` when it
     ///   sets `needs_update` or `has_blocked_load`. The word is stale from then on, so the kick
@@ -168,8 +172,7 @@ impl<const W: usize> Nohz<W> {
     /// False on a stale word (see [`Self::refresh_kick_deadline_if_stale`]).
     #[inline(always)]
     fn kick_not_due(&self, now: Jiffies) -> bool {
-        let w = self.scalars.kick_deadline.load(Relaxed);
-        deadline_fresh(w) && deadline_ahead(w, now)
+        deadline_not_due(self.scalars.kick_deadline.load(Relaxed), now)
     }
 
     /// Refreshes a stale kick deadline word at `now`, unless someone else did first (a fresh
@@ -185,7 +188,7 @@ impl<const W: usize> Nohz<W> {
         // Release (NOHZ_DEADLINE_BUMP): the flags this writer set before are visible to a
         // refresher that loads this word (NOHZ_DEADLINE_REFRESH). Result unused: one
         // `lock add` on x86. The count only grows until a refresh zeroes it, so a refresher's
-        // compare-exchange fails if any bump landed after its load. (It would take 2^32 bumps
+        // compare-exchange fails if any bump landed after its load. (It would take 2^31 bumps
         // without a refresh to wrap it; each bump needs a flag cleared by an ILB pass, and
         // every pass ends with a refresh.)
         self.scalars
@@ -288,8 +291,13 @@ fn raise_flag<P: Policy>(flag: &AtomicU32) -> bool {
     store
 }
 
-/// One bump of the kick deadline word (its high 32 bits count them).
-const DEADLINE_BUMP: u64 = 1 << 32;
+/// One bump of the kick deadline word (its bits 33..64 count them; bit 32 stays clear, so a
+/// bumped word is at least 2^33 whatever deadline it holds).
+const DEADLINE_BUMP: u64 = 1 << 33;
+
+/// [`deadline_not_due`] holds while `d - n - 1` is below this: the deadline is 1 to 2^31 - 1
+/// jiffies ahead, the span in which the 32-bit wrap-safe "before" says so.
+const NOT_DUE_SPAN: u64 = (1 << 31) - 1;
 
 /// No bump landed on the deadline word since it was computed.
 #[inline(always)]
@@ -304,10 +312,16 @@ fn on_own_cpu<Pl: Platform<N>, const N: usize>(cpu: CpuId<N>, plat: &Pl) -> bool
     plat.this_cpu().is_none_or(|me| me == cpu)
 }
 
-/// `now` is before the deadline in the low 32 bits of `w` (wrap-safe over 32 bits).
+/// The whole not-due test on the deadline word `w` in one compare: `w` is fresh and its
+/// deadline `d` is ahead of `now`'s low 32 bits `n`, `1 <= d - n < 2^31`.
+///
+/// `w - n - 1` lands below [`NOT_DUE_SPAN`] exactly then: for a fresh word (below 2^32) with
+/// `d > n` it is `d - n - 1`; with `d <= n` it wraps to at least 2^64 - 2^32 (due, or a
+/// deadline ahead across a wrap of `n`: the full path decides); for a stale word (at least
+/// 2^33) it is at least 2^32.
 #[inline(always)]
-fn deadline_ahead(w: u64, now: Jiffies) -> bool {
-    ((w as u32).wrapping_sub(now.get() as u32) as i32) > 0
+fn deadline_not_due(w: u64, now: Jiffies) -> bool {
+    w.wrapping_sub(u64::from(now.get() as u32) + 1) < NOT_DUE_SPAN
 }
 
 impl<const W: usize> Default for Nohz<W> {
@@ -661,7 +675,8 @@ mod deadline_word_tests {
             nohz.bump_kick_deadline();
             let w = nohz.scalars.kick_deadline.load(Relaxed);
             assert_eq!(w as u32, 0xffff_fffe, "no carry into the deadline");
-            assert_eq!(w >> 32, i);
+            assert_eq!(w >> 33, i);
+            assert!(!deadline_not_due(w, Jiffies::new(0x1_0000_0000)), "stale");
         }
         assert_eq!(nohz.kick_deadline(), None);
         nohz.refresh_kick_deadline(Jiffies::new(0x1_0000_0000));
@@ -670,13 +685,30 @@ mod deadline_word_tests {
     }
 
     #[test]
-    fn the_not_due_test_is_wrap_safe_over_32_bits() {
-        let w = u64::from(3u32);
-        assert!(
-            deadline_ahead(w, Jiffies::new(0xffff_fff0)),
-            "deadline just past a wrap"
-        );
-        assert!(!deadline_ahead(w, Jiffies::new(3)));
-        assert!(!deadline_ahead(w, Jiffies::new(4)));
+    fn the_one_compare_not_due_test() {
+        let at = |d: u32, n: usize| deadline_not_due(u64::from(d), Jiffies::new(n));
+        // Ahead by 1 .. 2^31 - 1: not due, whatever the high bits of now.
+        assert!(at(4, 3));
+        assert!(at(0x8000_0002, 3));
+        assert!(at(0xffff_fffe, 0x1_ffff_fff0));
+        // At or past the deadline, or 2^31 or more ahead (wrap-safe "before" says no): due.
+        assert!(!at(3, 3));
+        assert!(!at(3, 4));
+        assert!(!at(0x8000_0003, 3));
+        assert!(!at(3, 0x8000_0004));
+        // Ahead across a 32-bit wrap of now: the full path decides (it is exact there).
+        assert!(!at(3, 0xffff_fff0));
+        // A stale word, whatever its deadline.
+        for bumps in [1u64, 2, (1 << 31) - 1] {
+            for d in [0u32, 4, 0xffff_ffff] {
+                let w = u64::from(d) + bumps * DEADLINE_BUMP;
+                for n in [0usize, 3, 0xffff_fff0, 0x7fff_ffff] {
+                    assert!(
+                        !deadline_not_due(w, Jiffies::new(n)),
+                        "{bumps} {d:#x} {n:#x}"
+                    );
+                }
+            }
+        }
     }
 }
