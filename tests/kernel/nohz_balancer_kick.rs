@@ -198,6 +198,47 @@ mod scalable_deadline {
         w
     }
 
+    /// Balancing due `ahead` ticks from now and nothing flagged, under `P`: the rqs' next
+    /// balance set, one jiffy on, and a STATS|NEXT pass folds them into `nohz.next_balance`.
+    fn not_due_for<P: Policy>(ahead: usize) -> World<P> {
+        let w = setup::<P>(2);
+        w.advance(1);
+        for cpu in [2, 3] {
+            w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(ahead));
+        }
+        w.m.idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+        assert_eq!(w.m.nohz().next_balance(), w.now().add(ahead));
+        w
+    }
+
+    #[test]
+    fn every_tick_up_to_and_past_the_deadline_decides_as_patched_does() {
+        // The clock starts 20 ticks before the wrap of jiffies (and of their low 32 bits), so
+        // a deadline 30 ticks on lies across it: the one-compare test then sends each tick to
+        // the whole sequence, which must still say "not due" until the deadline.
+        for ahead in [10, 30] {
+            let s = not_due_for::<Scalable>(ahead);
+            let p = not_due_for::<nohz::Patched>(ahead);
+            assert_eq!(s.m.nohz().kick_deadline(), low32(s.now().add(ahead)));
+            let mut first_kick = None;
+            for t in 0..=ahead + 2 {
+                let d = kick(&s, 0);
+                assert_eq!(d, kick(&p, 0), "tick {t} of {ahead}");
+                if d != KickDecision::NoFlags && first_kick.is_none() {
+                    first_kick = Some(t);
+                }
+                s.advance(1);
+                p.advance(1);
+            }
+            assert_eq!(
+                first_kick,
+                Some(ahead),
+                "the first kick is the deadline's tick"
+            );
+            assert_eq!(s.ipis(), p.ipis());
+        }
+    }
+
     #[test]
     fn a_pass_leaves_it_fresh_at_next_balance() {
         let w = not_due_for_10();
