@@ -36,7 +36,8 @@
 //! ```
 //!
 //! T1 and T3 also print indented `floor` lines (the `mask-only` pair over `Legacy`'s: whether
-//! any design with one shared idle mask could meet the bound in that interleaving). T1, T3
+//! any design with one shared idle mask could meet the bound in that interleaving), and T5a's
+//! `Scalable` row one for the one-word deadline test alone over the empty function. T1, T3
 //! and T4 print `transfer` lines: the round trip of one line handed between the two threads,
 //! measured as one more variant of the same interleaving, in ns. The host moves the two
 //! vCPUs between placements (round trips of about 70, 100 and 400 ns here), and what a
