@@ -461,18 +461,21 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if pending != 0 {
             return false;
         }
-        if !self.nohz_full.is_empty(self.nr_cpu_ids()) {
-            let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        // With NO_HZ_FULL CPUs (the kernel's tick_nohz_full_enabled(), a static key set at
+        // boot; here the mask may be set at run time, so it is scanned), the timekeeper keeps
+        // its tick, and finding no timekeeper is a warning. Only those two CPUs' answers can
+        // depend on the mask, so the others never scan it: one load decides for them.
+        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        let keeps_time = owner == cpu.index() as u32;
+        if (keeps_time || owner == TICK_DO_TIMER_NONE)
+            && !self.nohz_full.is_empty(self.nr_cpu_ids())
+        {
             // Keep the tick: timekeeping must go on for the NO_HZ_FULL CPUs.
-            if owner == cpu.index() as u32 {
-                return false;
+            if !keeps_time {
+                self.warn_at(cpu)
+                    .warn_on(owner == TICK_DO_TIMER_NONE, Warning::NoTimekeeper);
             }
-            if self
-                .warn_at(cpu)
-                .warn_on(owner == TICK_DO_TIMER_NONE, Warning::NoTimekeeper)
-            {
-                return false;
-            }
+            return false;
         }
         true
     }

@@ -11,6 +11,10 @@ fn yes_by_default<P: Policy>() {
         w.m.can_stop_idle_tick(w.cpu(0), &w.p),
         "no NO_HZ_FULL CPU: the timekeeper may stop"
     );
+    // Nor is a missing timekeeper anything to warn about then.
+    w.m.set_tick_do_timer_cpu(None);
+    assert!(w.m.can_stop_idle_tick(w.cpu(1), &w.p));
+    assert_eq!(w.m.warnings().of_kind(Warning::NoTimekeeper), 0);
 }
 
 fn not_before_nohz_mode_is_active<P: Policy>() {
