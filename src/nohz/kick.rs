@@ -166,15 +166,38 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         // Not due: straight to `out`, which may still kick for STATS / NEXT.
         if !now.is_before(self.nohz.next_balance()) {
-            // Patched: only now is the mask looked at; empty returns, dropping STATS / NEXT.
-            if P::TIME_CHECKS_FIRST && self.nobody_tickless() {
-                return nobody_tickless();
-            }
-            if let Some(wanted) = self.busy_reason(cpu, plat) {
-                flags = wanted;
-            }
+            return self.balancer_kick_due(cpu, plat, flags);
         }
-        // out:
+        self.balancer_kick_out(cpu, plat, flags)
+    }
+
+    /// The decision once balancing is due, out of line: the mask scan and the busy tests keep
+    /// their registers to themselves, so the common not-due tick saves none.
+    #[inline(never)]
+    fn balancer_kick_due<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        mut flags: NohzFlags,
+    ) -> KickDecision<N> {
+        // Patched: only now is the mask looked at; empty returns, dropping STATS / NEXT.
+        if P::TIME_CHECKS_FIRST && self.nobody_tickless() {
+            return nobody_tickless();
+        }
+        if let Some(wanted) = self.busy_reason(cpu, plat) {
+            flags = wanted;
+        }
+        self.balancer_kick_out(cpu, plat, flags)
+    }
+
+    /// `out:` of `nohz_balancer_kick`: NEXT if an update is wanted, then the kick, if any.
+    #[inline(always)]
+    fn balancer_kick_out<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        mut flags: NohzFlags,
+    ) -> KickDecision<N> {
         if self.nohz.needs_update() {
             flags |= NohzFlags::NEXT;
         }
