@@ -37,7 +37,9 @@
 //!
 //! T1 and T3 also print indented `floor` lines (the `mask-only` pair over `Legacy`'s: whether
 //! any design with one shared idle mask could meet the bound in that interleaving), and T5a's
-//! `Scalable` row one for the one-word deadline test alone over the empty function. T1, T3
+//! `Scalable` row one for the one-word deadline test alone over the empty function; in the
+//! summary those `Scalable` lines end with `held-where-floor-reachable=<k>/<m>`: of the `m`
+//! rounds in which their floor met the bound, the `k` in which they did too. T1, T3
 //! and T4 print `transfer` lines: the round trip of one line handed between the two threads,
 //! measured as one more variant of the same interleaving, in ns. The host moves the two
 //! vCPUs between placements (round trips of about 70, 100 and 400 ns here), and what a
@@ -283,6 +285,8 @@ struct Outcome {
     /// `None` for an informational line (no bound).
     bound: Option<Bound>,
     value: Option<f64>,
+    /// Whether the floor of the same interleaving was reachable, for lines that have one.
+    floor_reachable: Option<bool>,
 }
 
 /// With more than one round, one `summary` line per distinct line of the table: how many
@@ -321,6 +325,26 @@ fn print_summary(rounds: usize) {
                 .count();
             format!(" target={bound} held={held}/{}", same.len())
         });
+        // Lines measured beside a floor: of the rounds in which the floor met the bound, in
+        // how many this line did too.
+        let beside_floor = same.iter().any(|o| o.floor_reachable.is_some());
+        let judged = match (beside_floor, same[0].bound) {
+            (true, Some(bound)) => {
+                let reachable: Vec<_> = same
+                    .iter()
+                    .filter(|o| o.floor_reachable == Some(true))
+                    .collect();
+                let held = reachable
+                    .iter()
+                    .filter(|o| o.value.is_some_and(|v| bound.holds(v)))
+                    .count();
+                format!(
+                    "{judged} held-where-floor-reachable={held}/{}",
+                    reachable.len()
+                )
+            }
+            _ => judged,
+        };
         println!(
             "summary {head} {ab} n={} min={min:.3} median={med:.3} max={max:.3}{judged}",
             values.len(),
@@ -368,17 +392,25 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
             })
         });
         let lost = ctx.lost();
+        let floor = format!("pair-churn-floor-{}", pacing.name());
+        let floor = Check::new("T1", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.30));
+        let floor_r = r.pair(3, 2);
         for (v, name, bound) in rows {
-            Check::new("T1", "pair-churn", name, Legacy::NAME, bound).print_as(
+            let check = Check::new("T1", "pair-churn", name, Legacy::NAME, bound);
+            // The floor is Scalable's: the same pair without the flag upkeep.
+            let check = if v == 1 {
+                check.beside(&floor, &floor_r)
+            } else {
+                check
+            };
+            check.print_as(
                 &r.pair(v, 2),
                 pacing,
                 (pacing != Pacing::Tight).then_some(pacing),
                 Some(lost),
             );
         }
-        let floor = format!("pair-churn-floor-{}", pacing.name());
-        let floor = Check::new("T1", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.30));
-        floor.print_floor(&r.pair(3, 2));
+        floor.print_floor(&floor_r);
         print_round_trip("T1", "pair-churn", pacing, &r.kept[4]);
     }
 }
@@ -415,6 +447,10 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
             also,
             Some(ctx.lost()),
         );
+        // As in T1: whether any design with one shared idle mask could meet the bound here.
+        let floor = format!("{name}-floor-{}", pacing.name());
+        let floor = Check::new("T3", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.35));
+        let floor_r = r.pair(1, 2);
         Check::new(
             "T3",
             name,
@@ -422,11 +458,9 @@ fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
             Legacy::NAME,
             Bound::AtMost(0.35),
         )
+        .beside(&floor, &floor_r)
         .print_as(&r.pair(0, 2), pacing, also, None);
-        // As in T1: whether any design with one shared idle mask could meet the bound here.
-        let floor = format!("{name}-floor-{}", pacing.name());
-        Check::new("T3", &floor, "mask-only", Legacy::NAME, Bound::AtMost(0.35))
-            .print_floor(&r.pair(1, 2));
+        floor.print_floor(&floor_r);
         print_round_trip("T3", name, pacing, &r.kept[3]);
     }
 }
@@ -498,6 +532,7 @@ fn print_round_trip(target: &str, name: &str, pacing: Pacing, kept: &[f64]) {
             ab: "ns".to_owned(),
             bound: None,
             value,
+            floor_reachable: None,
         });
 }
 
@@ -618,11 +653,17 @@ fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
             ctx.quiet(|| timed(BATCH_READS, pacing, || fns[v](&rig)))
         });
         let also = (pacing != Pacing::Tight).then_some(pacing);
-        check.print_as(&r.pair(0, 1), pacing, also, Some(ctx.lost()));
+        let lost = ctx.lost();
         if with_floor {
             let floor = format!("kick-not-due-quiet-floor-{}", pacing.name());
-            Check::new("T5a", &floor, "one-word", "empty", Bound::AtMost(1.35))
-                .print_floor(&r.pair(2, 1));
+            let floor = Check::new("T5a", &floor, "one-word", "empty", Bound::AtMost(1.35));
+            let floor_r = r.pair(2, 1);
+            check
+                .beside(&floor, &floor_r)
+                .print_as(&r.pair(0, 1), pacing, also, Some(lost));
+            floor.print_floor(&floor_r);
+        } else {
+            check.print_as(&r.pair(0, 1), pacing, also, Some(lost));
         }
     }
     assert!(kick(&rig), "still on the not-due path after the runs");
@@ -1169,12 +1210,16 @@ impl fmt::Display for Bound {
 
 /// One target check: `<a>/<b>` against `bound`. A `b` of `ns` makes the value median(A) in
 /// nanoseconds.
+#[derive(Clone, Copy)]
 struct Check<'s> {
     target: &'s str,
     name: &'s str,
     a: &'s str,
     b: &'s str,
     bound: Bound,
+    /// Whether the same interleaving's `floor` line met this bound (set by
+    /// [`Check::beside`]; `None` for lines without a floor).
+    floor_reachable: Option<bool>,
 }
 
 impl<'s> Check<'s> {
@@ -1185,6 +1230,17 @@ impl<'s> Check<'s> {
             a,
             b,
             bound,
+            floor_reachable: None,
+        }
+    }
+
+    /// This line with the verdict of `floor`, measured in the same interleaving: the summary
+    /// then also counts the rounds in which the floor was reachable and this bound held.
+    fn beside(self, floor: &Check<'_>, r: &Interleaved<f64>) -> Self {
+        let reachable = floor.value(r).is_some_and(|v| floor.bound.holds(v));
+        Check {
+            floor_reachable: Some(reachable),
+            ..self
         }
     }
 
@@ -1238,6 +1294,7 @@ impl<'s> Check<'s> {
                 ab: format!("{}/{}", self.a, self.b),
                 bound: Some(self.bound),
                 value: self.value(r),
+                floor_reachable: self.floor_reachable,
             });
     }
 
