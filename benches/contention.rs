@@ -628,9 +628,9 @@ fn t5a(ctx: &Ctx<'_>) {
 }
 
 /// One row of T5a's timing for `P`: the kick, the empty function and (`Scalable`'s row, the
-/// `floor` line) the spec's whole not-due test alone (the clock and the one deadline word loaded and compared,
-/// out of line like the kick), in one interleaving. The floor shows what any kick that makes
-/// that test costs over the empty function under the same pacing.
+/// `floor` line) the spec's whole not-due test alone (the clock and the one deadline word
+/// loaded and compared, out of line like the kick), in one interleaving. The floor shows what
+/// any kick that makes that test costs over the empty function under the same pacing.
 fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
     let rig = Rig::<P>::new();
     not_due_with_cpu1_registered(&rig);
