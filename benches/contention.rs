@@ -671,9 +671,9 @@ fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
 
 /// T5b: a busy CPU 0's `nohz_balancer_kick` on its not-due path, paced as the spec says (about
 /// 300 ns of private work, an `lfence`, the call; here also an `lfence` after it, so the next
-/// work cannot hide the call's misses), while the antagonist keeps CPU 1 re-entering idle with its tick stopped (the
-/// idempotent `enter_idle` of every idle pass after seed 001), over an empty function in the
-/// same conditions. `Scalable` re-enters without storing and tests "not due" with one load;
+/// work cannot hide the call's misses), while the antagonist keeps CPU 1 re-entering idle
+/// with its tick stopped (the idempotent `enter_idle` of every idle pass after seed 001), over
+/// an empty function in the same conditions. `Scalable` re-enters without storing and tests "not due" with one load;
 /// `Patched` (printed for comparison, same bound) stores `has_blocked_load` on every re-entry,
 /// so the kick's reads of the `nohz` line keep missing.
 fn t5b(ctx: &Ctx<'_>) {
