@@ -673,9 +673,9 @@ fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
 /// 300 ns of private work, an `lfence`, the call; here also an `lfence` after it, so the next
 /// work cannot hide the call's misses), while the antagonist keeps CPU 1 re-entering idle
 /// with its tick stopped (the idempotent `enter_idle` of every idle pass after seed 001), over
-/// an empty function in the same conditions. `Scalable` re-enters without storing and tests "not due" with one load;
-/// `Patched` (printed for comparison, same bound) stores `has_blocked_load` on every re-entry,
-/// so the kick's reads of the `nohz` line keep missing.
+/// an empty function in the same conditions. `Scalable` re-enters without storing and tests
+/// "not due" with one load; `Patched` (printed for comparison, same bound) stores
+/// `has_blocked_load` on every re-entry, so the kick's reads of the `nohz` line keep missing.
 fn t5b(ctx: &Ctx<'_>) {
     t5b_row::<Scalable>(ctx);
     t5b_row::<Patched>(ctx);
