@@ -149,19 +149,7 @@ fn main() {
              two different CPUs, and this process may use {}",
             all.len()
         );
-        let ctx = Ctx::new(None, runs);
-        for round in 1..=rounds {
-            round_header(round, rounds);
-            if args.wants(&["T2"]) {
-                t2(&ctx);
-            }
-            if args.wants(&["T5a"]) {
-                t5a(&ctx);
-            }
-            if args.wants(&["T6", "T7"]) {
-                t6_t7(&ctx);
-            }
-        }
+        run_rounds(&Ctx::new(None, runs), &args, rounds);
         print_summary(rounds);
         return;
     }
@@ -178,35 +166,42 @@ fn main() {
             core.id,
             if pinned { "pinned" } else { "NOT pinned" }
         );
-        for round in 1..=rounds {
-            round_header(round, rounds);
-            let legacy = Arc::new(Rig::<Legacy>::new());
-            if args.wants(&["T1"]) {
-                t1(&ctx, &legacy);
-            }
-            if args.wants(&["T2"]) {
-                t2(&ctx);
-            }
-            if args.wants(&["T3"]) {
-                t3(&ctx, &legacy);
-            }
-            if args.wants(&["T4"]) {
-                t4(&ctx);
-            }
-            if args.wants(&["T5a"]) {
-                t5a(&ctx);
-            }
-            if args.wants(&["T5b"]) {
-                t5b(&ctx);
-            }
-            if args.wants(&["T6", "T7"]) {
-                t6_t7(&ctx);
-            }
-        }
+        run_rounds(&ctx, &args, rounds);
         ant.quit();
         server.join().expect("antagonist thread");
     });
     print_summary(rounds);
+}
+
+/// Runs the table `rounds` times, in the targets' order; the contended targets (T1, T3, T4,
+/// T5b) only when `ctx` has an antagonist.
+fn run_rounds(ctx: &Ctx<'_>, args: &Args, rounds: usize) {
+    let contended = ctx.ant.is_some();
+    for round in 1..=rounds {
+        round_header(round, rounds);
+        let legacy = Arc::new(Rig::<Legacy>::new());
+        if contended && args.wants(&["T1"]) {
+            t1(ctx, &legacy);
+        }
+        if args.wants(&["T2"]) {
+            t2(ctx);
+        }
+        if contended && args.wants(&["T3"]) {
+            t3(ctx, &legacy);
+        }
+        if contended && args.wants(&["T4"]) {
+            t4(ctx);
+        }
+        if args.wants(&["T5a"]) {
+            t5a(ctx);
+        }
+        if contended && args.wants(&["T5b"]) {
+            t5b(ctx);
+        }
+        if args.wants(&["T6", "T7"]) {
+            t6_t7(ctx);
+        }
+    }
 }
 
 /// The bench's own options, and `--bench`, which cargo passes.
