@@ -55,7 +55,7 @@ impl<P: Policy> Rig<P> {
         let nr = NrCpuIds::<CPUS>::full();
         let plat = black_box(Box::new(HostPlatform::<CPUS>::new(nr, Jiffies::new(START))));
         let m = black_box(Box::new(BenchMachine::<P>::new()));
-        let nr = m.init(CPUS, &*plat).expect("boot the benched machine");
+        let nr = m.init(CPUS, 0, &*plat).expect("boot the benched machine");
         plat.set_llc_size(1);
         m.rebuild_sched_domains(&*plat)
             .expect("one LLC per CPU is a valid topology");

@@ -202,7 +202,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             c.tick_armed.store(true, Relaxed);
             c.next_timer.store(KTIME_MAX, Relaxed);
         }
-        sim.m.init(cpus, &*sim).map_err(|e| e.to_string())?;
+        sim.m.init(cpus, 0, &*sim).map_err(|e| e.to_string())?;
         for &i in nohz_full {
             let cpu = nr.cpu(i).map_err(|e| e.to_string())?;
             sim.m.nohz_full().set(cpu);

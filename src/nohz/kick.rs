@@ -363,7 +363,7 @@ mod tests {
     fn a_busy_csd_is_counted_not_sent() {
         let p = HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0));
         let m = Machine::<Patched, 4, 1>::new();
-        let nr = m.init(4, &p).unwrap();
+        let nr = m.init(4, 0, &p).unwrap();
         let (c0, c3) = (nr.cpu(0).unwrap(), nr.cpu(3).unwrap());
         m.enter_idle(c3, &p);
         assert_eq!(m.kick_ilb(c0, NohzFlags::STATS, &p), KickOutcome::Sent(c3));

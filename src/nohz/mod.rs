@@ -460,10 +460,19 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// afterwards through [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
     /// `nohz.next_blocked` (`init_sched_fair_class`) and each rq's `next_balance` and
     /// `last_blocked_load_update_tick` (`sched_init`) to now, and
-    /// builds the per-LLC state from the platform's topology. Refused, changing nothing, for a
-    /// count of 0 or above `N`, an inconsistent topology, or a second call.
+    /// builds the per-LLC state from the platform's topology. `boot_cpu` (the CPU running this
+    /// call, `smp_processor_id()` at boot) keeps time first (`tick_do_timer_cpu`, set by
+    /// `tick_setup_device` on the first CPU whose tick device comes up) until its tick stops
+    /// and hands the duty off. Refused, changing nothing, for a count of 0 or above `N`, a
+    /// boot CPU at or above the count, an inconsistent topology, or a second call.
     #[doc(alias = "init_sched_fair_class")]
-    pub fn init<Pl: Platform<N>>(&self, nr: usize, plat: &Pl) -> Result<NrCpuIds<N>, InitError> {
+    #[doc(alias = "sched_init")]
+    pub fn init<Pl: Platform<N>>(
+        &self,
+        nr: usize,
+        boot_cpu: usize,
+        plat: &Pl,
+    ) -> Result<NrCpuIds<N>, InitError> {
         let have = self.nr_cpu_ids().get();
         if have != 0 {
             return Err(InitError::Cpus(CpuError::AlreadyInitialised {
@@ -471,6 +480,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             }));
         }
         let nr_ids = NrCpuIds::<N>::new(nr).map_err(InitError::Cpus)?;
+        let boot = nr_ids.cpu(boot_cpu).map_err(InitError::Cpus)?;
         self.check_topology(nr_ids, plat)
             .map_err(InitError::Topology)?;
         let nr_ids = self.nr_cpu_ids.init(nr).map_err(InitError::Cpus)?;
@@ -488,7 +498,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         self.apply_topology(nr_ids, plat);
         // The boot CPU keeps time until it hands the duty off.
-        self.set_tick_do_timer_cpu(nr_ids.cpu(0).ok());
+        self.set_tick_do_timer_cpu(Some(boot));
         Ok(nr_ids)
     }
 

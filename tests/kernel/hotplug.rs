@@ -143,18 +143,33 @@ fn init_refuses_bad_input_and_a_second_call() {
     let p = HostPlatform::<8>::new(NrCpuIds::full(), Jiffies::new(0));
     let m = Machine::<Patched, 8, 1>::new();
     assert!(matches!(
-        m.init(9, &p),
+        m.init(9, 0, &p),
         Err(InitError::Cpus(CpuError::TooManyCpus { .. }))
     ));
-    assert!(m.init(0, &p).is_err());
+    assert!(m.init(0, 0, &p).is_err());
+    assert!(
+        matches!(
+            m.init(8, 8, &p),
+            Err(InitError::Cpus(CpuError::OutOfRange {
+                index: 8,
+                nr_cpu_ids: 8
+            }))
+        ),
+        "a boot CPU the machine does not have"
+    );
     let nr = NrCpuIds::<8>::full();
     p.set_llc(nr.cpu(2).unwrap(), Some(nr.cpu(5).unwrap()));
-    assert!(matches!(m.init(8, &p), Err(InitError::Topology(_))));
+    assert!(matches!(m.init(8, 0, &p), Err(InitError::Topology(_))));
     assert_eq!(m.nr_cpu_ids().get(), 0, "refused inits change nothing");
     p.set_llc(nr.cpu(2).unwrap(), Some(nr.cpu(0).unwrap()));
-    assert_eq!(m.init(8, &p).unwrap().get(), 8);
+    assert_eq!(m.init(8, 5, &p).unwrap().get(), 8);
+    assert_eq!(
+        m.tick_do_timer_cpu().map(|c| c.index()),
+        Some(5),
+        "the boot CPU the caller named keeps time"
+    );
     assert!(matches!(
-        m.init(8, &p),
+        m.init(8, 0, &p),
         Err(InitError::Cpus(CpuError::AlreadyInitialised {
             nr_cpu_ids: 8
         }))

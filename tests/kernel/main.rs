@@ -46,7 +46,7 @@ impl<P: Policy> World<P> {
     pub fn new(nr: usize) -> Self {
         let p = Plat::new(NrCpuIds::new(nr).unwrap(), Jiffies::new(START));
         let m = Machine::new();
-        m.init(nr, &p).unwrap();
+        m.init(nr, 0, &p).unwrap();
         for cpu in m.nr_cpu_ids().iter() {
             m.tick_nohz_activate(cpu, true);
         }

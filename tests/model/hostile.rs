@@ -80,7 +80,7 @@ fn out_of_range_cpus_are_errors<P: Policy>() {
     );
     // A second init, whatever its count, is refused.
     for nr in [0, 6, 8, N + 1] {
-        assert!(sut.m.init(nr, &sut.p).is_err(), "init({nr}) again");
+        assert!(sut.m.init(nr, 0, &sut.p).is_err(), "init({nr}) again");
     }
     assert_eq!(sut_view(&sut), before, "nothing changed");
 }
@@ -89,17 +89,17 @@ fn bad_boot_input_is_refused_and_changes_nothing<P: Policy>() {
     let p = HostPlatform::<N>::new(NrCpuIds::full(), Jiffies::new(usize::MAX - 5));
     let m = Machine::<P, N, 1>::new();
     assert!(matches!(
-        m.init(0, &p),
+        m.init(0, 0, &p),
         Err(InitError::Cpus(CpuError::OutOfRange { .. }))
     ));
     assert!(matches!(
-        m.init(N + 1, &p),
+        m.init(N + 1, 0, &p),
         Err(InitError::Cpus(CpuError::TooManyCpus { .. }))
     ));
     let full = NrCpuIds::<N>::full();
     // CPU 3 names CPU 5 as its LLC's lowest CPU: above it.
     p.set_llc(full.cpu(3).unwrap(), full.cpu(5).ok());
-    let e = m.init(8, &p).unwrap_err();
+    let e = m.init(8, 0, &p).unwrap_err();
     assert_eq!(
         e,
         InitError::Topology(TopologyError::BadLlcLeader { cpu: 3, leader: 5 })
@@ -530,7 +530,7 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
     let ids = NrCpuIds::<N>::new(nr).unwrap();
     let p = HostPlatform::<N>::new(ids, Jiffies::new(usize::MAX - 3));
     let m = Machine::<P, N, 1>::new();
-    m.init(nr, &p).unwrap();
+    m.init(nr, 0, &p).unwrap();
     let cpu = |i: usize| ids.cpu(i).unwrap();
     for c in ids.iter() {
         m.tick_nohz_activate(c, true);

@@ -82,7 +82,9 @@ impl<P: Policy> Sut<P> {
             taken: Vec::new(),
         };
         sut.set_platform_topology();
-        sut.m.init(cfg.nr, &sut.p).expect("a consistent topology");
+        sut.m
+            .init(cfg.nr, 0, &sut.p)
+            .expect("a consistent topology");
         for c in 0..cfg.nr {
             let cpu = sut.cpu(c);
             sut.m.tick_nohz_activate(cpu, true);

@@ -132,7 +132,7 @@ fn not_due_setup<P: Policy>(m: &Machine<P, N, 1>, p: &Bare) -> Cpu {
 
 fn machine<P: Policy>(p: &Bare) -> Box<Machine<P, N, 1>> {
     let m = Box::new(Machine::<P, N, 1>::new());
-    if let Err(e) = m.init(4, p) {
+    if let Err(e) = m.init(4, 0, p) {
         eprintln!("init failed: {e}");
         std::process::exit(2);
     }

@@ -99,7 +99,7 @@ pub fn flip_against_accounting<P: Policy>(flip: Flip) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0));
         let m = Arc::new(Machine::<P, 2, 1>::new());
-        let nr = m.init(2, &p).unwrap();
+        let nr = m.init(2, 0, &p).unwrap();
         let cpu1 = nr.cpu(1).unwrap();
         if flip == Flip::Disable {
             m.enable_sched_clock_irqtime();
@@ -165,7 +165,7 @@ pub fn disable_then_rely_on_quiescence<P: Policy>(quiesce: Quiesce) -> crate::Ex
     crate::model_cases(CASES, move |cases| {
         let p = HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0));
         let m = Arc::new(Machine::<P, 2, 1>::new());
-        let nr = m.init(2, &p).unwrap();
+        let nr = m.init(2, 0, &p).unwrap();
         let cpu1 = nr.cpu(1).unwrap();
         m.enable_sched_clock_irqtime();
         let irqs_off = Arc::new([Mutex::new(()), Mutex::new(())]);

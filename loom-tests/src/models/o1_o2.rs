@@ -32,7 +32,7 @@ pub fn enter_idle_against_ilb<P: Policy>() -> crate::Explored {
 pub fn race<P: Policy, const N: usize>(earlier: bool, labels: [&str; 2], cases: &crate::Cases) {
     let p = Arc::new(HostPlatform::<N>::new(NrCpuIds::full(), Jiffies::new(0)));
     let m = Arc::new(Machine::<P, N, 1>::new());
-    let nr = m.init(N, &*p).unwrap();
+    let nr = m.init(N, 0, &*p).unwrap();
     let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
     if earlier {
         m.enter_idle(nr.cpu(2).unwrap(), &*p);

@@ -34,7 +34,7 @@ pub fn kick_ownership() -> crate::Explored {
     crate::model_cases(CASES, |cases| {
         let p = Arc::new(P::new(NrCpuIds::full(), Jiffies::new(0)));
         let m = Arc::new(M::new());
-        let nr = m.init(3, &*p).unwrap();
+        let nr = m.init(3, 0, &*p).unwrap();
         let target = nr.cpu(2).unwrap();
         m.enter_idle(target, &*p);
 

@@ -37,7 +37,7 @@ pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored 
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
         let m = Arc::new(Machine::<P, 3, 1>::new());
-        let nr = m.init(3, &*p).unwrap();
+        let nr = m.init(3, 0, &*p).unwrap();
         let [kicker, entering, leaving] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(kicker), 2);
         m.enter_idle(leaving, &*p);

@@ -44,7 +44,7 @@ pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(REPEAT_CASES, |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
         let m = Arc::new(Machine::<P, 3, 1>::new());
-        let nr = m.init(3, &*p).unwrap();
+        let nr = m.init(3, 0, &*p).unwrap();
         let [ilb, again, other] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         m.enter_idle(again, &*p);
         m.enter_idle(other, &*p);
@@ -100,7 +100,7 @@ pub fn deadline_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(DEADLINE_CASES, |cases| {
         let p = Arc::new(HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0)));
         let m = Arc::new(Machine::<P, 2, 1>::new());
-        let nr = m.init(2, &*p).unwrap();
+        let nr = m.init(2, 0, &*p).unwrap();
         let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
         // Balancing not due for a while: the rqs' deadlines, folded by a NEXT pass.
         for cpu in nr.iter() {

@@ -45,7 +45,7 @@ pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
     crate::model_cases(CASES, |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
         let m = Arc::new(Machine::<P, 3, 1>::new());
-        let nr = m.init(3, &*p).unwrap();
+        let nr = m.init(3, 0, &*p).unwrap();
         let [k0, k1, target] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(k0), 1);
         super::set_busy(m.rq(k1), 1);

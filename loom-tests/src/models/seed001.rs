@@ -43,7 +43,7 @@ pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
         let m = Arc::new(Machine::<P, 3, 1>::new());
-        let nr = m.init(3, &*p).unwrap();
+        let nr = m.init(3, 0, &*p).unwrap();
         let [timekeeper, ilb, full] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         for cpu in nr.iter() {
             m.tick_nohz_activate(cpu, true);
