@@ -10,7 +10,7 @@
 //! | trait | kernel side it stands for |
 //! |---|---|
 //! | [`Clock`] | `jiffies`, `HZ` |
-//! | [`CpuState`] | `cpu_active()`, `need_resched()` |
+//! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` |
 //! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` |
 //! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` |
 //! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities |
@@ -54,9 +54,6 @@ pub trait Clock {
 
 /// Per-CPU scheduler state that lives outside the crate.
 pub trait CpuState<const N: usize> {
-    /// `cpu_active(cpu)`: the CPU is online and not being torn down by hotplug.
-    fn cpu_active(&self, cpu: CpuId<N>) -> bool;
-
     /// `need_resched()` as seen on `cpu`: a task is waiting to run there.
     fn need_resched(&self, cpu: CpuId<N>) -> bool;
 
@@ -68,9 +65,21 @@ pub trait CpuState<const N: usize> {
     }
 
     /// `synchronize_rcu()`: returns once every CPU has left any NOHZ path it was in when the
-    /// call started (kickers run with IRQs off, an RCU read-side section in the kernel). CPU
-    /// deactivation calls it after taking the CPU out of the idle mask, so no kicker can still
-    /// pick the CPU afterwards.
+    /// call started, and what those paths wrote is visible to the caller.
+    ///
+    /// Called by [`Machine::cpu_deactivate`](crate::Machine::cpu_deactivate) in process
+    /// context (it may sleep), after the dying CPU left the idle mask and went inactive, so that
+    /// no kicker that could still see the CPU in the mask is running when it returns. Every
+    /// crate path that picks or kicks an idle CPU (the scheduler tick, `kick_ilb`, the csd
+    /// handler, the ILB pass) runs with interrupts off, which is an RCU read-side section in
+    /// the kernel.
+    ///
+    /// A kernel without RCU provides the same guarantee some other way: for example, wait until
+    /// every other online CPU has taken an interrupt or passed through a context switch or
+    /// idle (each is a point outside every such path), or send every online CPU an IPI and
+    /// wait for each to acknowledge it. On a kernel with a single CPU it may return at once.
+    /// Returning early breaks the guarantee above: a kicker may still IPI the dying CPU after
+    /// deactivation returned.
     fn synchronize_rcu(&self);
 }
 

@@ -4,7 +4,7 @@
 //! # Design
 //!
 //! [`HostPlatform`] answers every platform question from atomics that a test sets
-//! (`cpu_active`, `need_resched`, topology, what a balancing action reports) and records every
+//! (`need_resched`, topology, what a balancing action reports) and records every
 //! action the crate asks for, in order, as an [`Event`], so a test can assert exactly which
 //! IPIs were sent, which softirqs raised and which runqueues were balanced by whom.
 //!
@@ -130,7 +130,7 @@ pub const START_NS: u64 = 1_000_000;
 
 /// A recording platform for `N`-CPU machines at `HZ` ticks per second.
 ///
-/// Starts with every CPU active, none needing a reschedule, each with a scheduling domain, all
+/// Starts with no CPU needing a reschedule, each with a scheduling domain, all
 /// in one LLC led by CPU 0; blocked load fully decays on the first update, a balance pass sets
 /// the next one 4 ticks later, and a newidle walk pulls nothing and reports no deadline (all
 /// adjustable). `this_cpu()` is `None` until [`HostPlatform::set_this_cpu`].
@@ -138,7 +138,6 @@ pub const START_NS: u64 = 1_000_000;
 pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     nr: NrCpuIds<N>,
     jiffies: JiffiesCell,
-    active: Vec<AtomicBool>,
     need_resched: Vec<AtomicBool>,
     domain: Vec<AtomicBool>,
     llc: Vec<AtomicU32>,
@@ -154,6 +153,7 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     newidle_has_deadline: AtomicBool,
     log: Mutex<Vec<Event<N>>>,
     ipi_hook: Mutex<IpiHook<N>>,
+    rcu_hook: Mutex<RcuHook>,
     tick: TickState,
     idle_hook: Mutex<IdleHook<N>>,
 }
@@ -206,6 +206,21 @@ impl<const N: usize> core::fmt::Debug for IpiHook<N> {
     }
 }
 
+/// A callback run inside [`CpuState::synchronize_rcu`] (what other CPUs do during the grace
+/// period, in tests and loom models).
+#[derive(Clone, Default)]
+struct RcuHook(Option<Arc<dyn Fn() + Send + Sync>>);
+
+impl core::fmt::Debug for RcuHook {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Some(<hook>)"
+        } else {
+            "None"
+        })
+    }
+}
+
 impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// A machine of `nr` CPUs whose clock starts at `start`.
     pub fn new(nr: NrCpuIds<N>, start: Jiffies) -> Self {
@@ -213,7 +228,6 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         HostPlatform {
             nr,
             jiffies: JiffiesCell::new(start),
-            active: per_cpu(true),
             need_resched: per_cpu(false),
             domain: per_cpu(true),
             llc: (0..N).map(|_| AtomicU32::new(0)).collect(),
@@ -229,6 +243,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             newidle_has_deadline: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
             ipi_hook: Mutex::new(IpiHook(None)),
+            rcu_hook: Mutex::new(RcuHook(None)),
             tick: TickState {
                 now: AtomicU64::new(START_NS),
                 last_jiffies_update: AtomicU64::new(START_NS),
@@ -260,11 +275,6 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// The clock, to advance or set.
     pub fn clock(&self) -> &JiffiesCell {
         &self.jiffies
-    }
-
-    /// Marks `cpu` active or inactive (hotplug).
-    pub fn set_active(&self, cpu: CpuId<N>, active: bool) {
-        self.active[cpu.index()].store(active, Relaxed);
     }
 
     /// Sets or clears `cpu`'s need-resched.
@@ -444,6 +454,14 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             IpiHook(Some(Arc::new(deliver)));
     }
 
+    /// Runs `wait` inside every [`CpuState::synchronize_rcu`], after recording it: what the
+    /// grace period lets happen meanwhile (the dying CPU running its idle loop while the
+    /// hotplug thread sleeps), or, in a loom model, the wait for the readers itself.
+    pub fn on_synchronize_rcu(&self, wait: impl Fn() + Send + Sync + 'static) {
+        *self.rcu_hook.lock().unwrap_or_else(PoisonError::into_inner) =
+            RcuHook(Some(Arc::new(wait)));
+    }
+
     fn record(&self, event: Event<N>) {
         self.log
             .lock()
@@ -484,9 +502,6 @@ impl<const N: usize, const HZ: u32> Clock for HostPlatform<N, HZ> {
 }
 
 impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
-    fn cpu_active(&self, cpu: CpuId<N>) -> bool {
-        self.active[cpu.index()].load(Relaxed)
-    }
     fn need_resched(&self, cpu: CpuId<N>) -> bool {
         self.need_resched[cpu.index()].load(Relaxed)
     }
@@ -495,6 +510,15 @@ impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
     }
     fn synchronize_rcu(&self) {
         self.record(Event::SynchronizeRcu);
+        // Clone the hook out first: it may block or yield, never under the lock.
+        let hook = self
+            .rcu_hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(wait) = hook.0 {
+            wait();
+        }
     }
 }
 
@@ -690,10 +714,9 @@ mod tests {
             8,
             "HZ comes from the const parameter"
         );
-        assert!(p.cpu_active(c3) && !p.need_resched(c3));
-        p.set_active(c3, false);
+        assert!(!p.need_resched(c3));
         p.set_need_resched(c3, true);
-        assert!(!p.cpu_active(c3) && p.need_resched(c3));
+        assert!(p.need_resched(c3));
         assert_eq!(p.llc_leader(c3), Some(c0));
         p.set_llc(c3, None);
         assert_eq!(p.llc_leader(c3), None);

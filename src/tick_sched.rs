@@ -179,6 +179,29 @@ impl TickSched {
         iowait_sleeptime: u64 => core::convert::identity;
     }
 
+    /// `tick_sched_timer_dying`'s reset: every field back to [`TickSched::new`]'s zero but
+    /// the idle statistics (`idle_sleeptime`, `iowait_sleeptime`, `idle_calls`,
+    /// `idle_sleeps`), which outlive the CPU's death.
+    fn reset_keeping_idle_stats(&self) {
+        self.flags.store(0, Relaxed);
+        self.last_jiffies.store(0, Relaxed);
+        self.idle_jiffies.store(0, Relaxed);
+        self.tick_dep_mask.store(0, Relaxed);
+        for field in [
+            &self.idle_expires,
+            &self.timer_expires,
+            &self.timer_expires_base,
+            &self.next_timer,
+            &self.next_tick,
+            &self.last_tick,
+            &self.idle_entrytime,
+            &self.idle_waketime,
+            &self.idle_exittime,
+        ] {
+            field.store(0, Relaxed);
+        }
+    }
+
     /// `ts->tick_dep_mask`: this CPU's tick dependencies.
     #[inline]
     pub fn tick_dep_mask(&self) -> u32 {
@@ -242,6 +265,33 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline]
     pub fn tick_dep_clear_global(&self, bits: u32) {
         self.tick_globals.tick_dep_mask.fetch_and(!bits, Relaxed);
+    }
+
+    /// `tick_nohz_cpu_hotpluggable(cpu)`: `cpu` may go offline. Not the timekeeper while
+    /// NO_HZ_FULL CPUs exist: it keeps time (and the housekeeping work) on their behalf.
+    /// [`cpu_deactivate`](Self::cpu_deactivate) checks it before changing anything.
+    #[inline]
+    pub fn tick_nohz_cpu_hotpluggable(&self, cpu: CpuId<N>) -> bool {
+        self.nohz_full.is_empty(self.nr_cpu_ids())
+            || self.tick_globals.do_timer_cpu.load(Relaxed) != cpu.index() as u32
+    }
+
+    /// `tick_cpu_dying(cpu)` with `tick_sched_timer_dying(cpu)`, on the dying CPU in
+    /// stop-machine (run by [`cpu_dying`](Self::cpu_dying)): hands the timekeeping duty to the
+    /// lowest other active CPU if `cpu` has it, cancels `cpu`'s sched timer and resets its
+    /// `tick_sched`, keeping the idle statistics.
+    pub(crate) fn tick_cpu_dying<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        let globals = &self.tick_globals;
+        if globals.do_timer_cpu.load(Relaxed) == cpu.index() as u32 {
+            let successor = self
+                .active_mask()
+                .iter(self.nr_cpu_ids())
+                .find(|&other| other != cpu);
+            self.set_tick_do_timer_cpu(successor);
+        }
+        // tick_sched_timer_dying: the timer goes before the state it belongs to.
+        plat.cancel_tick(cpu);
+        self.tick_sched(cpu).reset_keeping_idle_stats();
     }
 
     /// `tick_nohz_full_mask`: the NO_HZ_FULL CPUs (`nohz_full=`). Set them at boot, and take
@@ -455,7 +505,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return false;
         }
         let mut pending = plat.local_softirq_pending(cpu);
-        if !plat.cpu_active(cpu) {
+        if !self.cpu_active(cpu) {
             pending &= !softirq::HOTPLUG_SAFE_MASK;
         }
         if pending != 0 {

@@ -96,7 +96,6 @@ pub struct SelfWake {
 pub struct SimCpu {
     rq: Mutex<VecDeque<Task>>,
     need_resched: AtomicBool,
-    active: AtomicBool,
     ipi_pending: AtomicBool,
     ipi_at: AtomicU64,
     softirq: AtomicBool,
@@ -197,7 +196,6 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             jumps: AtomicUsize::new(0),
         });
         for c in &sim.cpus {
-            c.active.store(true, Relaxed);
             c.tick_expiry.store(tick_nsec(HZ), Relaxed);
             c.tick_armed.store(true, Relaxed);
             c.next_timer.store(KTIME_MAX, Relaxed);
@@ -558,9 +556,6 @@ impl<P: Policy, const HZ: u32> Clock for Sim<P, HZ> {
 }
 
 impl<P: Policy, const HZ: u32> CpuState<CAP> for Sim<P, HZ> {
-    fn cpu_active(&self, cpu: Cpu) -> bool {
-        self.cpus[cpu.index()].active.load(Relaxed)
-    }
     fn need_resched(&self, cpu: Cpu) -> bool {
         self.cpus[cpu.index()].need_resched.load(Relaxed)
     }

@@ -209,7 +209,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let rq = self.rq(cpu);
         // update_misfit_status(NULL, rq), before any early return.
         rq.set_misfit_task_load(0);
-        if rq.ttwu_pending() || !plat.cpu_active(cpu) {
+        if rq.ttwu_pending() || !self.cpu_active(cpu) {
             return false;
         }
         let mut next: Jiffies = plat.jiffies().add(Pl::HZ as usize);

@@ -33,7 +33,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.check_on_cpu(cpu, plat);
         let rq = self.rq(cpu);
         // A CPU being torn down must not register.
-        if !plat.cpu_active(cpu) {
+        if !self.cpu_active(cpu) {
             return;
         }
         // A hint only (spec §5.6): whoever clears it does so under the rq lock after reading

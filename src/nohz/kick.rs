@@ -76,7 +76,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         plat: &Pl,
     ) -> Option<KickDecision<N>> {
         let rq = self.rq(cpu);
-        if !rq.has_sched_domain() || !plat.cpu_active(cpu) {
+        if !rq.has_sched_domain() || !self.cpu_active(cpu) {
             return None;
         }
         if plat.jiffies().is_after_eq(rq.next_balance()) {
@@ -376,7 +376,8 @@ mod tests {
         assert_eq!(m.warnings().of_kind(Warning::CsdBusy), 1);
         assert_eq!(p.ipis().len(), 1);
         // The dying-CPU flush clears both, so the CPU's next life starts clean.
-        m.cpu_dying(c3, &p);
+        m.cpu_deactivate(c3, &p).unwrap();
+        m.cpu_dying(c3, &p).unwrap();
         assert!(!m.rq(c3).csd_busy());
         assert_eq!(m.rq(c3).nohz_flags().load(), NohzFlags::empty());
     }

@@ -28,10 +28,12 @@
 //! csd) and `balance.rs` (the softirq, the ILB pass, newidle).
 
 mod balance;
+mod hotplug;
 mod idle;
 mod kick;
 
 pub use balance::{IlbPass, SCHED_MIGRATION_COST_NS};
+pub use hotplug::HotplugError;
 pub use kick::{KickDecision, KickOutcome};
 
 use crate::cpu::{CpuError, CpuId, NrCpuIds, NrCpuIdsCell, PerCpu};
@@ -400,6 +402,9 @@ impl core::error::Error for InitError {}
 pub struct Machine<P: Policy, const N: usize, const W: usize> {
     nr_cpu_ids: CachePadded<NrCpuIdsCell<N>>,
     housekeeping: CpuMask<W>,
+    /// `cpu_active_mask`: owned by the crate, so hotplug's order is the crate's (see
+    /// [`Machine::cpu_deactivate`]).
+    active: CpuMask<W>,
     nohz: Nohz<W>,
     rqs: PerCpu<Rq, N>,
     llcs: PerCpu<LlcShared, N>,
@@ -434,6 +439,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             Machine {
                 nr_cpu_ids: CachePadded::new(NrCpuIdsCell::new()),
                 housekeeping: CpuMask::new(),
+                active: CpuMask::new(),
                 nohz: Nohz::new(),
                 rqs: crate::sync::per_cpu_array!(Rq::new(); N),
                 llcs: crate::sync::per_cpu_array!(
@@ -456,8 +462,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
     }
 
-    /// Boot: fixes `nr_cpu_ids`, makes every CPU a housekeeping CPU (clear the NO_HZ_FULL ones
-    /// afterwards through [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
+    /// Boot: fixes `nr_cpu_ids`, makes every CPU active (`cpu_active_mask`; from then on only
+    /// [`cpu_deactivate`](Self::cpu_deactivate) and [`cpu_activate`](Self::cpu_activate) change
+    /// it) and a housekeeping CPU (clear the NO_HZ_FULL ones afterwards through
+    /// [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
     /// `nohz.next_blocked` (`init_sched_fair_class`) and each rq's `next_balance` and
     /// `last_blocked_load_update_tick` (`sched_init`) to now, and
     /// builds the per-LLC state from the platform's topology. `boot_cpu` (the CPU running this
@@ -487,6 +495,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let now = plat.jiffies();
         for (cpu, rq) in self.rqs.iter(nr_ids) {
             self.housekeeping.set(cpu);
+            self.active.set(cpu);
             // sched_init: both start at boot time.
             rq.set_next_balance(now);
             rq.set_last_blocked_load_update_tick(now);
@@ -535,6 +544,23 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         &self.housekeeping
     }
 
+    /// `cpu_active(cpu)`: `cpu` is up and not being taken down. Every CPU is active from
+    /// [`init`](Self::init) on; [`cpu_deactivate`](Self::cpu_deactivate) clears it at the point
+    /// of the kernel's `set_cpu_active(cpu, false)` and [`cpu_activate`](Self::cpu_activate)
+    /// sets it again. An inactive CPU never registers as idle, does not run the balance
+    /// trigger, and returns from newidle at once.
+    #[inline]
+    pub fn cpu_active(&self, cpu: CpuId<N>) -> bool {
+        self.active.test(cpu)
+    }
+
+    /// `cpu_active_mask`.
+    #[doc(alias = "cpu_active_mask")]
+    #[inline]
+    pub fn active_mask(&self) -> &CpuMask<W> {
+        &self.active
+    }
+
     /// The warning counters.
     #[inline]
     pub fn warnings(&self) -> &Warnings<N> {
@@ -570,6 +596,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// Rebuilds the scheduling domains' NOHZ state from the platform's topology (the
     /// `build_sched_domains` part that NOHZ sees, run on hotplug and cpuset changes).
+    ///
+    /// Only active CPUs get domains, as the kernel builds them from `cpu_active_mask`: an
+    /// inactive CPU is attached to no domain (`rq->sd` NULL) and counts in no LLC.
     ///
     /// Like the kernel's rebuild, every LLC's `nr_busy_cpus` restarts at the LLC's weight and
     /// every CPU's `nohz_idle` at 0, so CPUs still in the idle mask are counted busy until they
@@ -607,7 +636,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         // isolated CPU has no domains at all), and a span of one CPU is degenerate: the kernel
         // drops it (`sd_degenerate`), so that CPU's `sd_llc` is NULL and it never touches a
         // busy count. Count each span first, in the slots (no heap, O(nr_cpu_ids)).
-        let leader_of = |cpu| plat.llc_leader(cpu).filter(|_| plat.has_sched_domain(cpu));
+        let has_domain = |cpu| self.cpu_active(cpu) && plat.has_sched_domain(cpu);
+        let leader_of = |cpu| plat.llc_leader(cpu).filter(|_| has_domain(cpu));
         for (_, llc) in self.llcs.iter(nr) {
             llc.nr_busy_cpus.swap(0, Relaxed);
             llc.span_weight.store(0, Relaxed);
@@ -620,34 +650,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         for (cpu, rq) in self.rqs.iter(nr) {
             let leader =
                 leader_of(cpu).filter(|&l| self.llcs.get(l).span_weight.load(Relaxed) >= 2);
-            rq.set_domains(plat.has_sched_domain(cpu), leader.map(CpuId::index));
+            rq.set_domains(has_domain(cpu), leader.map(CpuId::index));
             if let Some(leader) = leader {
                 // Every CPU of the LLC counts as busy in a fresh domain. An RMW, never a plain
                 // store racing the CPUs' own RMWs on the count.
                 self.llcs.get(leader).nr_busy_cpus.fetch_add(1, Relaxed);
             }
-        }
-    }
-
-    /// `sched_cpu_deactivate`'s NOHZ part, on the CPU going down before the platform marks it
-    /// inactive: leave the idle mask (`nohz_balance_exit_idle`), then wait until no kicker can
-    /// still pick this CPU (`synchronize_rcu`). Rebuild the domains afterwards as the kernel's
-    /// hotplug path does.
-    #[doc(alias = "sched_cpu_deactivate")]
-    #[inline]
-    pub fn cpu_deactivate<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.exit_idle(cpu, plat);
-        plat.synchronize_rcu();
-    }
-
-    /// The dying CPU's flush of its queued cross-CPU calls (`flush_smp_call_function_queue`
-    /// from `smpcfs_dying_cpu`): if a nohz kick is still queued for `cpu`, run its handler now,
-    /// so no kick bit and no busy csd survive to the CPU's next life.
-    #[doc(alias = "flush_smp_call_function_queue")]
-    #[inline]
-    pub fn cpu_dying<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        if self.rq(cpu).csd_busy() {
-            self.nohz_csd_ipi(cpu, plat);
         }
     }
 }

@@ -35,7 +35,7 @@ fn not_with_a_reschedule_or_a_softirq_pending<P: Policy>() {
     w.p.set_softirq_pending(c, softirq::RCU);
     assert!(!w.m.can_stop_idle_tick(c, &w.p));
     // A CPU going down ignores the hotplug-safe softirqs, but not the others.
-    w.p.set_active(c, false);
+    w.deactivate(1);
     assert!(w.m.can_stop_idle_tick(c, &w.p));
     w.p.set_softirq_pending(c, softirq::RCU | softirq::SCHED);
     assert!(!w.m.can_stop_idle_tick(c, &w.p));

@@ -1,21 +1,84 @@
 //! CPU deactivation, the dying CPU's flush, and the domain rebuild (spec §5.3, §5.6).
 
 use crate::{World, both};
-use nohz::nohz::{KickOutcome, TopologyError};
+use nohz::nohz::{HotplugError, KickOutcome, TopologyError};
 use nohz::testing::Event;
 use nohz::{NohzFlags, Policy};
 
-fn deactivate_leaves_the_mask_then_waits_for_kickers<P: Policy>() {
-    let w = World::<P>::new(4);
+fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() {
+    let w = World::<P>::with_llcs(4, 4);
     w.enter(2);
     w.p.take_events();
-    w.m.cpu_deactivate(w.cpu(2), &w.p);
+    w.m.cpu_deactivate(w.cpu(2), &w.p).unwrap();
     assert!(w.mask().is_empty());
+    assert!(
+        !w.m.cpu_active(w.cpu(2)),
+        "the crate cleared the active bit"
+    );
     assert_eq!(w.events(), [Event::SynchronizeRcu]);
+    // The domains were rebuilt without it: no domain, no LLC, the LLC counts three.
+    assert!(!w.m.rq(w.cpu(2)).has_sched_domain());
+    assert_eq!(w.m.llc_nr_busy_cpus(w.cpu(2)), None);
+    assert_eq!(w.busy_count(0), 3);
     // Once inactive it never registers again until reactivated.
-    w.p.set_active(w.cpu(2), false);
     w.enter(2);
     assert!(w.mask().is_empty());
+    assert_eq!(
+        w.m.cpu_deactivate(w.cpu(2), &w.p),
+        Err(HotplugError::NotActive { cpu: 2 })
+    );
+    // Back: active, in its LLC again (counted busy), and it registers when it idles.
+    w.m.cpu_activate(w.cpu(2), &w.p).unwrap();
+    assert_eq!(
+        w.m.cpu_activate(w.cpu(2), &w.p),
+        Err(HotplugError::AlreadyActive { cpu: 2 })
+    );
+    assert_eq!(w.busy_count(0), 4);
+    w.enter(2);
+    assert_eq!(w.mask(), [2]);
+    assert_eq!(w.busy_count(0), 3);
+    assert_eq!(w.warnings(), 0);
+}
+
+fn refusals_change_nothing<P: Policy>() {
+    let w = World::<P>::new(2);
+    w.enter(1);
+    // CPU 1 keeps time for a NO_HZ_FULL CPU: tick_nohz_cpu_hotpluggable says no.
+    w.nohz_full(0);
+    w.m.set_tick_do_timer_cpu(Some(w.cpu(1)));
+    w.p.take_events();
+    assert_eq!(
+        w.m.cpu_deactivate(w.cpu(1), &w.p),
+        Err(HotplugError::NohzFullTimekeeper { cpu: 1 })
+    );
+    assert!(w.m.cpu_active(w.cpu(1)) && w.mask() == [1] && w.events().is_empty());
+    // Without NO_HZ_FULL CPUs the timekeeper may go; the last active CPU may not.
+    w.m.nohz_full().clear(w.cpu(0));
+    w.m.cpu_deactivate(w.cpu(1), &w.p).unwrap();
+    assert_eq!(
+        w.m.cpu_deactivate(w.cpu(0), &w.p),
+        Err(HotplugError::LastActiveCpu { cpu: 0 })
+    );
+    assert!(w.m.cpu_active(w.cpu(0)));
+    // A CPU dies only after its deactivation.
+    assert_eq!(
+        w.m.cpu_dying(w.cpu(0), &w.p),
+        Err(HotplugError::StillActive { cpu: 0 })
+    );
+}
+
+fn deactivation_refused_later_rolls_back<P: Policy>() {
+    // The embedder's cpuset step refuses after cpu_deactivate: cpu_activate undoes it.
+    let w = World::<P>::with_llcs(4, 4);
+    w.enter(3);
+    w.busy(3, 1);
+    w.m.cpu_deactivate(w.cpu(3), &w.p).unwrap();
+    w.m.cpu_activate(w.cpu(3), &w.p).unwrap();
+    assert!(w.m.cpu_active(w.cpu(3)) && w.m.rq(w.cpu(3)).has_sched_domain());
+    assert_eq!(w.busy_count(0), 4, "counted busy in the rebuilt LLC");
+    w.enter(3);
+    assert_eq!(w.mask(), [3]);
+    assert_eq!(w.warnings(), 0);
 }
 
 fn dying_cpu_runs_its_queued_kick_so_nothing_is_stuck<P: Policy>() {
@@ -26,25 +89,26 @@ fn dying_cpu_runs_its_queued_kick_so_nothing_is_stuck<P: Policy>() {
         KickOutcome::Sent(w.cpu(3))
     );
     // CPU 3 goes down before the IPI is handled.
-    w.m.cpu_deactivate(w.cpu(3), &w.p);
-    w.p.set_active(w.cpu(3), false);
-    w.m.cpu_dying(w.cpu(3), &w.p);
+    w.m.cpu_deactivate(w.cpu(3), &w.p).unwrap();
+    w.m.cpu_dying(w.cpu(3), &w.p).unwrap();
     let rq = w.m.rq(w.cpu(3));
     assert!(!rq.csd_busy());
     assert_eq!(rq.nohz_flags().load(), NohzFlags::empty());
     // Back online and idle again: the first kick owns the csd and sends.
-    w.p.set_active(w.cpu(3), true);
+    w.m.tick_nohz_activate(w.cpu(3), true);
+    w.m.cpu_activate(w.cpu(3), &w.p).unwrap();
     w.enter(3);
     assert_eq!(
         w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
         KickOutcome::Sent(w.cpu(3))
     );
     assert_eq!(w.warnings(), 0);
-    // With nothing queued, the flush does nothing.
+    // With nothing queued, the flush does nothing but the tick's teardown.
     w.m.nohz_csd_ipi(w.cpu(3), &w.p);
+    w.m.cpu_deactivate(w.cpu(3), &w.p).unwrap();
     w.p.take_events();
-    w.m.cpu_dying(w.cpu(3), &w.p);
-    assert!(w.events().is_empty());
+    w.m.cpu_dying(w.cpu(3), &w.p).unwrap();
+    assert_eq!(w.events(), [Event::CancelTick { cpu: w.cpu(3) }]);
 }
 
 fn rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice<P: Policy>() {
@@ -128,7 +192,9 @@ fn inconsistent_topology_is_refused_and_changes_nothing<P: Policy>() {
 }
 
 both!(
-    deactivate_leaves_the_mask_then_waits_for_kickers,
+    deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers,
+    refusals_change_nothing,
+    deactivation_refused_later_rolls_back,
     dying_cpu_runs_its_queued_kick_so_nothing_is_stuck,
     rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice,
     a_lone_cpu_has_no_llc_domain_and_a_domainless_cpu_is_not_in_one,
@@ -174,4 +240,167 @@ fn init_refuses_bad_input_and_a_second_call() {
             nr_cpu_ids: 8
         }))
     ));
+}
+
+/// `sched_cpu_deactivate` on CPU 2 while, during its `synchronize_rcu`, the dying CPU runs its
+/// idle loop and stops its tick (the hotplug thread sleeps; the CPU has nothing else to run).
+/// Afterwards CPU 2 must be out of the idle mask for good and never be kicked.
+fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
+    use nohz::testing::HostPlatform;
+    use nohz::{Jiffies, Machine, NrCpuIds};
+    use std::sync::{Arc, Weak};
+    let p = Arc::new(HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0)));
+    let m = Arc::new(Machine::<P, 4, 1>::new());
+    let nr = m.init(4, 0, &*p).unwrap();
+    let [c0, c2] = [0, 2].map(|i| nr.cpu(i).unwrap());
+    // CPU 2 idled with its tick stopped; now its hotplug thread runs the deactivation.
+    m.enter_idle(c2, &*p);
+    m.rq(c2).set_curr_is_idle(false);
+    m.rq(c2).set_nr_running(1);
+    let (wm, wp): (Weak<Machine<P, 4, 1>>, Weak<HostPlatform<4>>) =
+        (Arc::downgrade(&m), Arc::downgrade(&p));
+    p.on_synchronize_rcu(move || {
+        let (m, p) = (wm.upgrade().unwrap(), wp.upgrade().unwrap());
+        // The hotplug thread sleeps: CPU 2 switches to its idle task and stops the tick.
+        m.rq(c2).set_nr_running(0);
+        m.rq(c2).set_curr_is_idle(true);
+        m.enter_idle(c2, &*p);
+    });
+    m.cpu_deactivate(c2, &*p).unwrap();
+    assert!(
+        !m.nohz().idle_cpus_mask().test(c2),
+        "a deactivated CPU re-registered during the grace period"
+    );
+    // A busy CPU's kick finds nobody to send to.
+    m.rq(c0).set_curr_is_idle(false);
+    m.rq(c0).set_nr_running(2);
+    assert_eq!(
+        m.kick_ilb(c0, NohzFlags::STATS | NohzFlags::BALANCE, &*p),
+        KickOutcome::NoIlb
+    );
+    assert!(p.ipis().is_empty(), "an IPI to a CPU being torn down");
+}
+
+mod dying_cpu_idles {
+    crate::both!(the_dying_cpu_idles_during_the_grace_period);
+    use super::the_dying_cpu_idles_during_the_grace_period;
+}
+
+/// A whole offline -> online cycle of CPU 1, which idled with its tick stopped, had a kick in
+/// flight, and went down from its idle state: afterwards it is as a CPU that just came up.
+fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
+    use nohz::TsFlags;
+    let w = World::<P>::with_llcs(4, 4);
+    let c1 = w.cpu(1);
+    // CPU 1 idles through tick-sched: tick stopped, registered, idle time accumulating.
+    w.idle(1);
+    w.m.tick_nohz_idle_enter(c1, &w.p);
+    w.m.tick_nohz_idle_stop_tick(c1, &w.p);
+    assert!(w.ts(1).tick_stopped() && w.mask() == [1]);
+    assert_eq!(
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
+        KickOutcome::Sent(c1)
+    );
+    // Its hotplug thread runs (the idle loop is left; the kick is not handled yet).
+    w.p.advance_time_ns(3_000_000);
+    w.m.tick_nohz_idle_exit(c1, &w.p);
+    w.busy(1, 1);
+    w.m.cpu_deactivate(c1, &w.p).unwrap();
+    // The thread sleeps, the CPU idles again: the tick stops, but it does not register.
+    w.idle(1);
+    w.m.tick_nohz_idle_enter(c1, &w.p);
+    w.m.tick_nohz_idle_stop_tick(c1, &w.p);
+    let ts = w.ts(1);
+    assert!(
+        ts.flags()
+            .contains(TsFlags::INIDLE | TsFlags::STOPPED | TsFlags::IDLE_ACTIVE)
+    );
+    assert!(w.mask().is_empty());
+    let stats = (
+        ts.idle_calls(),
+        ts.idle_sleeps(),
+        ts.idle_sleeptime(),
+        ts.iowait_sleeptime(),
+    );
+    assert!(stats.0 >= 2 && stats.2 > 0);
+    // It dies from there.
+    w.p.take_events();
+    w.m.cpu_dying(c1, &w.p).unwrap();
+    assert!(w.events().contains(&Event::CancelTick { cpu: c1 }));
+    let rq = w.m.rq(c1);
+    assert!(!rq.csd_busy() && rq.nohz_flags().load().is_empty());
+    assert_eq!(
+        ts.flags(),
+        TsFlags::empty(),
+        "tick_sched_timer_dying's reset"
+    );
+    assert_eq!(
+        (ts.timer_expires_base(), ts.next_tick(), ts.tick_dep_mask()),
+        (0, 0, 0)
+    );
+    assert_eq!(
+        stats,
+        (
+            ts.idle_calls(),
+            ts.idle_sleeps(),
+            ts.idle_sleeptime(),
+            ts.iowait_sleeptime()
+        ),
+        "the idle statistics outlive the CPU"
+    );
+    // Up again: tick set up, then activated.
+    w.m.tick_nohz_activate(c1, true);
+    w.m.cpu_activate(c1, &w.p).unwrap();
+    w.busy(1, 1);
+    let fresh = w.ts(3);
+    assert_eq!(ts.flags(), fresh.flags(), "as CPU 3, which never idled");
+    assert!(!w.m.nohz().idle_cpus_mask().test(c1));
+    assert!(!rq.nohz_tick_stopped() && !rq.nohz_idle() && rq.has_sched_domain());
+    assert_eq!(
+        w.busy_count(1),
+        4,
+        "counted busy, as every CPU of a fresh domain"
+    );
+    // And it works as one: it idles, registers, is kicked, and leaves on its first busy tick.
+    w.idle(1);
+    w.m.tick_nohz_idle_enter(c1, &w.p);
+    w.m.tick_nohz_idle_stop_tick(c1, &w.p);
+    assert_eq!(w.mask(), [1]);
+    assert_eq!(w.busy_count(1), 3);
+    assert_eq!(
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
+        KickOutcome::Sent(c1)
+    );
+    w.m.nohz_csd_ipi(c1, &w.p);
+    w.m.tick_nohz_idle_exit(c1, &w.p);
+    w.busy(1, 1);
+    w.tick(1);
+    assert!(w.mask().is_empty());
+    assert_eq!(w.warnings(), 0);
+}
+
+/// The timekeeper dies: the duty passes to the lowest other active CPU, whose tick then moves
+/// jiffies on.
+fn time_goes_on_when_the_timekeeper_dies<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.m.set_tick_do_timer_cpu(Some(w.cpu(0)));
+    w.busy(0, 1);
+    w.m.cpu_deactivate(w.cpu(0), &w.p).unwrap();
+    w.m.cpu_dying(w.cpu(0), &w.p).unwrap();
+    assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(1)));
+    let before = w.now();
+    w.p.set_time_ns(w.p.time_ns() + 5_000_000);
+    w.busy(1, 1);
+    w.m.tick_sched_timer(w.cpu(1), &w.p);
+    assert_eq!(w.now().since(before), 5, "CPU 1's tick caught jiffies up");
+}
+
+mod cycle {
+    crate::both!(
+        an_offline_online_cycle_leaves_a_freshly_booted_cpu,
+        time_goes_on_when_the_timekeeper_dies
+    );
+    use super::{
+        an_offline_online_cycle_leaves_a_freshly_booted_cpu, time_goes_on_when_the_timekeeper_dies,
+    };
 }

@@ -100,6 +100,13 @@ impl<P: Policy> World<P> {
         self.m.enter_idle(self.cpu(i), &self.p);
     }
 
+    /// CPU `i` goes inactive through the crate's hotplug path (`sched_cpu_deactivate`); the
+    /// events it recorded (its grace period) are dropped.
+    pub fn deactivate(&self, i: usize) {
+        self.m.cpu_deactivate(self.cpu(i), &self.p).unwrap();
+        self.p.take_events();
+    }
+
     /// A scheduler tick on CPU `i`.
     pub fn tick(&self, i: usize) -> Option<KickDecision<N>> {
         self.m.sched_tick(self.cpu(i), &self.p)

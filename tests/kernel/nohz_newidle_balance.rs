@@ -79,7 +79,7 @@ fn wakeup_pending_or_inactive_returns_after_clearing_misfit<P: Policy>() {
     assert!(!newilb(&w) && w.events().is_empty());
 
     let w = setup::<P>();
-    w.p.set_active(w.cpu(3), false);
+    w.deactivate(3);
     w.m.newidle_balance(w.cpu(3), &w.p);
     assert!(!newilb(&w) && w.events().is_empty());
 }

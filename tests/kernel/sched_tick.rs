@@ -40,7 +40,7 @@ fn no_domain_or_inactive_stops_the_trigger<P: Policy>() {
 
     let w = World::<P>::new(4);
     w.busy(2, 1);
-    w.p.set_active(w.cpu(2), false);
+    w.deactivate(2);
     assert_eq!(w.tick(2), None);
     assert!(w.events().is_empty());
 }

@@ -238,7 +238,7 @@ fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
         s.m.run_idle_balance(c, &s.p);
     });
     from_another_cpu::<P>(&[], &registered, 2, 0, 1, |s, c| {
-        s.m.cpu_deactivate(c, &s.p)
+        s.m.cpu_deactivate(c, &s.p).unwrap()
     });
 }
 
@@ -562,12 +562,21 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
             Raw::RunIdleBalance(a) => {
                 m.run_idle_balance(cpu(a), &p);
             }
-            Raw::Deactivate(a) => m.cpu_deactivate(cpu(a), &p),
-            Raw::Dying(a) => m.cpu_dying(cpu(a), &p),
+            Raw::Deactivate(a) => {
+                let _ = m.cpu_deactivate(cpu(a), &p);
+            }
+            Raw::Dying(a) => {
+                let _ = m.cpu_dying(cpu(a), &p);
+            }
             Raw::Rebuild => {
                 let _ = m.rebuild_sched_domains(&p);
             }
-            Raw::Active(a, b) => p.set_active(cpu(a), b),
+            Raw::Active(a, true) => {
+                let _ = m.cpu_activate(cpu(a), &p);
+            }
+            Raw::Active(a, false) => {
+                let _ = m.cpu_deactivate(cpu(a), &p);
+            }
             Raw::Domain(a, b) => p.set_sched_domain(cpu(a), b),
             Raw::Llc(a, l) => p.set_llc(cpu(a), l.map(cpu)),
             Raw::ThisCpu(a) => p.set_this_cpu(a.map(cpu)),

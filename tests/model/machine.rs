@@ -106,8 +106,19 @@ impl<P: Policy> Sut<P> {
     }
 
     fn set_platform_topology(&self) {
+        self.set_platform_topology_as(None);
+    }
+
+    /// The platform's topology as the kernel's would be with CPU `change.0` active or not
+    /// (`change.1`) and the others as the crate has them: set before the crate's own hotplug
+    /// steps rebuild the domains.
+    fn set_platform_topology_as(&self, change: Option<(usize, bool)>) {
         let active: Vec<bool> = (0..self.nr.get())
-            .map(|c| self.p.cpu_active(self.cpu(c)))
+            .map(|c| match change {
+                Some((changed, on)) if changed == c => on,
+                // Before init every CPU counts as active, as init makes them.
+                _ => self.m.nr_cpu_ids().get() == 0 || self.m.cpu_active(self.cpu(c)),
+            })
             .collect();
         for (c, (dom, leader)) in platform_topology(&self.llc, &active, &self.isolated)
             .into_iter()
@@ -314,19 +325,31 @@ impl<P: Policy> Sut<P> {
             }
             Step::Deactivate(c) => {
                 let cpu = self.cpu(c);
-                m.cpu_deactivate(cpu, p);
-                p.set_active(cpu, false);
+                // The platform's view of the topology first, so the crate's rebuild at the
+                // end of the deactivation sees the CPU gone.
+                self.set_platform_topology_as(Some((c, false)));
+                m.cpu_deactivate(cpu, p)
+                    .expect("the model only deactivates a CPU that may go");
                 self.rebuild();
             }
             Step::Dying(c) => {
                 let busy = m.rq(self.cpu(c)).csd_busy();
-                m.cpu_dying(self.cpu(c), p);
+                m.cpu_dying(self.cpu(c), p).expect("deactivated first");
                 if busy {
                     self.handled_csd(c);
                 }
+                // Its idle loop is gone with it; it comes back outside one.
+                self.in_loop[c] = false;
             }
             Step::Activate(c) => {
-                p.set_active(self.cpu(c), true);
+                let cpu = self.cpu(c);
+                // A CPU that died comes back with its tick set up again.
+                if m.tick_sched(cpu).flags().is_empty() {
+                    m.tick_nohz_activate(cpu, true);
+                }
+                self.set_platform_topology_as(Some((c, true)));
+                m.cpu_activate(cpu, p)
+                    .expect("the model only activates an inactive CPU");
                 self.rebuild();
             }
             Step::Isolate { cpu: c, on } => {
@@ -590,7 +613,7 @@ pub fn sut_view<P: Policy>(s: &Sut<P>) -> View {
                     nr_running: rq.nr_running(),
                     curr_idle: rq.curr_is_idle(),
                     need_resched: p.need_resched(cpu),
-                    active: p.cpu_active(cpu),
+                    active: m.cpu_active(cpu),
                     misfit: rq.misfit_task_load() != 0,
                     in_mask: nohz.idle_cpus_mask().test(cpu),
                     nohz_tick_stopped: rq.nohz_tick_stopped(),
@@ -760,7 +783,7 @@ macro_rules! ensure_eq {
 }
 
 fn invariants<P: Policy>(s: &Sut<P>, model: &Model, v: &mut Vec<String>) {
-    let (m, p) = (&*s.m, &s.p);
+    let m = &*s.m;
     let nohz = m.nohz();
     let mask = nohz.idle_cpus_mask();
     let nr = s.nr.get();
@@ -793,7 +816,7 @@ fn invariants<P: Policy>(s: &Sut<P>, model: &Model, v: &mut Vec<String>) {
         let cpu = s.cpu(c);
         let applies = f.attempted
             && f.stopped_after
-            && p.cpu_active(cpu)
+            && m.cpu_active(cpu)
             && m.rq(cpu).has_sched_domain()
             && nr > 1;
         if applies {

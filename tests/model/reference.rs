@@ -432,6 +432,8 @@ pub fn platform_topology(
 pub struct Cpu {
     // The kernel's side.
     pub active: bool,
+    /// Went through `cpu_dying` and not yet back (`cpu_activate`): nothing runs on it.
+    pub dead: bool,
     pub isolated: bool,
     pub nr_running: u32,
     pub curr_idle: bool,
@@ -483,6 +485,7 @@ impl Cpu {
     fn boot(now: u128) -> Cpu {
         Cpu {
             active: true,
+            dead: false,
             isolated: false,
             nr_running: 0,
             curr_idle: true,
@@ -530,6 +533,10 @@ impl Cpu {
     }
 
     pub fn ts_flags(&self) -> u32 {
+        if self.dead {
+            // tick_sched_timer_dying cleared every flag, NO_HZ mode included.
+            return 0;
+        }
         let mut f = TS_NOHZ | TS_HIGHRES;
         for (on, bit) in [
             (self.inidle, TS_INIDLE),
@@ -693,7 +700,8 @@ impl Model {
     /// scheduler, hotplug and IPI state it needs).
     pub fn valid(&self, step: &Step) -> bool {
         let nr = self.nr();
-        let ok = |c: usize| c < nr;
+        // Nothing runs on a dead CPU until it comes back.
+        let ok = |c: usize| c < nr && !self.cpus[c].dead;
         let cpu = |c: usize| &self.cpus[c];
         match *step {
             Step::Advance(n) => n >= 1,
@@ -733,7 +741,8 @@ impl Model {
                     // The timekeeper of a NO_HZ_FULL machine cannot go down.
                     && !(self.any_nohz_full() && self.do_timer == Some(c))
             }
-            Step::Dying(c) | Step::Activate(c) => ok(c) && !cpu(c).active,
+            Step::Dying(c) => ok(c) && !cpu(c).active,
+            Step::Activate(c) => c < nr && !cpu(c).active,
             Step::Isolate { cpu: c, on } => ok(c) && cpu(c).isolated != on,
             Step::Rebuild | Step::Key(_) => true,
             Step::ExitOutsideIdle(c) => ok(c) && !cpu(c).inidle,
@@ -873,17 +882,37 @@ impl Model {
                 }
             }
             Step::Deactivate(c) => {
+                // The crate's order: out of the mask, inactive, then the grace period.
                 self.exit_idle(c);
-                self.emit(Ev::SyncRcu);
                 self.cpus[c].active = false;
+                self.emit(Ev::SyncRcu);
                 self.build_domains();
             }
             Step::Dying(c) => {
                 if self.cpus[c].csd_busy {
                     self.nohz_csd_ipi(c);
                 }
+                // tick_cpu_dying: the duty goes to the lowest other active CPU.
+                if self.do_timer == Some(c) {
+                    self.do_timer = (0..self.nr()).find(|&o| o != c && self.cpus[o].active);
+                }
+                // tick_sched_timer_dying: timer cancelled, tick state reset but the stats.
+                let cpu = &mut self.cpus[c];
+                cpu.tick_expiry = KTIME_MAX;
+                cpu.inidle = false;
+                cpu.stopped = false;
+                cpu.idle_active = false;
+                cpu.do_timer_last = false;
+                cpu.cached = false;
+                cpu.timer_expires = 0;
+                cpu.next_tick = 0;
+                cpu.last_tick = 0;
+                cpu.tick_dep = false;
+                cpu.dead = true;
             }
             Step::Activate(c) => {
+                // Its tick set up again (NO_HZ mode back), then sched_cpu_activate.
+                self.cpus[c].dead = false;
                 self.cpus[c].active = true;
                 self.build_domains();
             }

@@ -66,11 +66,6 @@ fn pick(cands: Vec<usize>) -> BoxedStrategy<usize> {
     prop_oneof![3 => select(low), 1 => select(cands)].boxed()
 }
 
-/// Any CPU of `nr`, preferring the first three.
-fn any_cpu(nr: usize) -> BoxedStrategy<usize> {
-    pick((0..nr).collect())
-}
-
 fn arm(
     arms: &mut Vec<(u32, BoxedStrategy<Step>)>,
     s: &Model,
@@ -166,10 +161,12 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
                 .boxed(),
         ));
     }
+    // Nothing runs on a dead CPU (between its `cpu_dying` and its return).
+    let live: Vec<usize> = (0..nr).filter(|&c| !s.cpus[c].dead).collect();
     arms.push((
         4,
         (
-            any_cpu(nr),
+            pick(live.clone()),
             select(vec![
                 Knob::BlockedRemains,
                 Knob::NeedsTick,
@@ -194,7 +191,11 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
     arm(&mut arms, s, 3, Step::Dying);
     arm(&mut arms, s, 2, Step::Activate);
     for on in [true, false] {
-        let cands: Vec<usize> = (0..nr).filter(|&c| s.cpus[c].isolated != on).collect();
+        let cands: Vec<usize> = live
+            .iter()
+            .copied()
+            .filter(|&c| s.cpus[c].isolated != on)
+            .collect();
         if !cands.is_empty() {
             arms.push((
                 1,
@@ -214,7 +215,7 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
     arms.push((
         2,
         (
-            any_cpu(nr),
+            pick(live.clone()),
             select(vec![Ctx::Hardirq, Ctx::Softirq, Ctx::Task, Ctx::Ksoftirqd]),
             any::<u16>(),
         )
@@ -224,12 +225,15 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
     // Inputs the kernel warns about.
     arm(&mut arms, s, 1, Step::ExitOutsideIdle);
     arm(&mut arms, s, 1, Step::SpuriousCsd);
-    if nr >= 2 {
+    if live.len() >= 2 {
+        let n = live.len();
+        let at = live.clone();
         arms.push((
             1,
-            (any_cpu(nr), 1..nr, any::<bool>())
-                .prop_map(move |(target, k, enter)| Step::Remote {
-                    from: (target + k) % nr,
+            (0..n, 1..n, any::<bool>())
+                .prop_map(move |(t, k, enter)| (at[t], at[(t + k) % n], enter))
+                .prop_map(move |(target, from, enter)| Step::Remote {
+                    from,
                     call: if enter {
                         Call::EnterIdle(target)
                     } else {
