@@ -153,7 +153,7 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     newidle_has_deadline: AtomicBool,
     log: Mutex<Vec<Event<N>>>,
     ipi_hook: Mutex<IpiHook<N>>,
-    rcu_hook: Mutex<RcuHook>,
+    rcu_hook: Mutex<RcuHook<N, HZ>>,
     tick: TickState,
     idle_hook: Mutex<IdleHook<N>>,
 }
@@ -207,11 +207,19 @@ impl<const N: usize> core::fmt::Debug for IpiHook<N> {
 }
 
 /// A callback run inside [`CpuState::synchronize_rcu`] (what other CPUs do during the grace
-/// period, in tests and loom models).
-#[derive(Clone, Default)]
-struct RcuHook(Option<Arc<dyn Fn() + Send + Sync>>);
+/// period, in tests and loom models), given the platform.
+#[allow(clippy::type_complexity)]
+struct RcuHook<const N: usize, const HZ: u32>(
+    Option<Arc<dyn Fn(&HostPlatform<N, HZ>) + Send + Sync>>,
+);
 
-impl core::fmt::Debug for RcuHook {
+impl<const N: usize, const HZ: u32> Clone for RcuHook<N, HZ> {
+    fn clone(&self) -> Self {
+        RcuHook(self.0.clone())
+    }
+}
+
+impl<const N: usize, const HZ: u32> core::fmt::Debug for RcuHook<N, HZ> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(if self.0.is_some() {
             "Some(<hook>)"
@@ -457,7 +465,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// Runs `wait` inside every [`CpuState::synchronize_rcu`], after recording it: what the
     /// grace period lets happen meanwhile (the dying CPU running its idle loop while the
     /// hotplug thread sleeps), or, in a loom model, the wait for the readers itself.
-    pub fn on_synchronize_rcu(&self, wait: impl Fn() + Send + Sync + 'static) {
+    pub fn on_synchronize_rcu(&self, wait: impl Fn(&Self) + Send + Sync + 'static) {
         *self.rcu_hook.lock().unwrap_or_else(PoisonError::into_inner) =
             RcuHook(Some(Arc::new(wait)));
     }
@@ -517,7 +525,7 @@ impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         if let Some(wait) = hook.0 {
-            wait();
+            wait(self);
         }
     }
 }

@@ -17,7 +17,7 @@
 //! a few seconds and shows which models notice which orderings.
 
 use crate::Explored;
-use crate::models::{irqtime, o1_o2, o3, o5, o7, o8, seed001};
+use crate::models::{hotplug, irqtime, o1_o2, o3, o5, o7, o8, seed001};
 use nohz::sync::mutation::with_weakened;
 use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
 use nohz::{Legacy, Patched, Scalable};
@@ -97,6 +97,24 @@ pub static MODELS: &[Model] = &[
         name: "o8",
         proves: "O8",
         run: o8::newilb_against_kicks::<Patched>,
+    },
+    Model {
+        name: "hotplug[patched]",
+        proves: "sched_cpu_deactivate order",
+        run: || {
+            hotplug::deactivate_against_idle_entry_and_kicks::<Patched>(
+                hotplug::GracePeriod::WaitsForReaders,
+            )
+        },
+    },
+    Model {
+        name: "hotplug[scalable]",
+        proves: "sched_cpu_deactivate order",
+        run: || {
+            hotplug::deactivate_against_idle_entry_and_kicks::<Scalable>(
+                hotplug::GracePeriod::WaitsForReaders,
+            )
+        },
     },
     Model {
         name: "irqtime[disable]",

@@ -248,7 +248,7 @@ fn init_refuses_bad_input_and_a_second_call() {
 fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
     use nohz::testing::HostPlatform;
     use nohz::{Jiffies, Machine, NrCpuIds};
-    use std::sync::{Arc, Weak};
+    use std::sync::Arc;
     let p = Arc::new(HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0)));
     let m = Arc::new(Machine::<P, 4, 1>::new());
     let nr = m.init(4, 0, &*p).unwrap();
@@ -257,14 +257,13 @@ fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
     m.enter_idle(c2, &*p);
     m.rq(c2).set_curr_is_idle(false);
     m.rq(c2).set_nr_running(1);
-    let (wm, wp): (Weak<Machine<P, 4, 1>>, Weak<HostPlatform<4>>) =
-        (Arc::downgrade(&m), Arc::downgrade(&p));
-    p.on_synchronize_rcu(move || {
-        let (m, p) = (wm.upgrade().unwrap(), wp.upgrade().unwrap());
+    let hm = m.clone();
+    p.on_synchronize_rcu(move |p| {
+        let m = &hm;
         // The hotplug thread sleeps: CPU 2 switches to its idle task and stops the tick.
         m.rq(c2).set_nr_running(0);
         m.rq(c2).set_curr_is_idle(true);
-        m.enter_idle(c2, &*p);
+        m.enter_idle(c2, p);
     });
     m.cpu_deactivate(c2, &*p).unwrap();
     assert!(

@@ -13,11 +13,13 @@
 //! | [`seed001`] | seed 001: a NO_HZ_FULL CPU going idle becomes visible (O1/O2 on that path) | both O1/O2 fences |
 //! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
 //! | [`o8`] | O8: NEWILB against remote kicks and the csd handler | none: nothing is published through NEWILB |
+//! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker | none: the crate's steps are `Relaxed`, the grace period is the platform's |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
 //!
 //! Every model declares the outcomes its race must reach (`CASES`); the tests assert that each
 //! was reached by some execution, so no model passes by never exploring its race.
 
+pub mod hotplug;
 pub mod irqtime;
 pub mod o1_o2;
 pub mod o3;
