@@ -144,10 +144,52 @@ struct Nohz {
     idle_balance: AtomicBool,
     nohz_idle_balance: AtomicU32,
     avg_idle: AtomicU64,
-    // Domain facts, rebuilt with the topology (the kernel's RCU-published domain pointers).
+    // Domain facts, rebuilt with the topology. `has_domain` is one word, read racily (a
+    // reader sees the old or the new answer, as with the kernel's `rq->sd`). The LLC leader and
+    // `nohz_idle` are the check-then-act pair of the LLC busy count: two copies, one per domain
+    // generation (the machine's generation word says which is current), so a rebuild writes
+    // the copy nobody uses and publishes it at once (see `Machine::rebuild_sched_domains`).
     has_domain: AtomicBool,
+    sd: [SdSlot; 2],
+}
+
+/// One domain generation's view of this CPU's LLC: the kernel's `sd_llc` and its
+/// `nohz_idle`.
+#[derive(Debug)]
+pub(crate) struct SdSlot {
+    /// The LLC leader's index, or [`NO_CPU`].
     llc_leader: AtomicU32,
+    /// `sd_llc->nohz_idle`: this CPU does not count as busy in that generation's LLC.
     nohz_idle: AtomicBool,
+}
+
+impl SdSlot {
+    crate::maybe_const_fn! {
+        fn new() -> Self {
+            SdSlot {
+                llc_leader: AtomicU32::new(NO_CPU),
+                nohz_idle: AtomicBool::new(false),
+            }
+        }
+    }
+
+    /// The LLC leader in this generation, if the CPU has an LLC domain there.
+    #[inline]
+    pub(crate) fn llc_leader(&self) -> Option<usize> {
+        let leader = self.llc_leader.load(Relaxed);
+        (leader != NO_CPU).then_some(leader as usize)
+    }
+
+    /// `sd_llc->nohz_idle` in this generation.
+    #[inline]
+    pub(crate) fn nohz_idle(&self) -> bool {
+        self.nohz_idle.load(Relaxed)
+    }
+
+    #[inline]
+    pub(crate) fn set_nohz_idle(&self, idle: bool) {
+        self.nohz_idle.store(idle, Relaxed);
+    }
 }
 
 /// The NOHZ view of one CPU's runqueue (`struct rq`).
@@ -190,8 +232,7 @@ impl Rq {
                     nohz_idle_balance: AtomicU32::new(0),
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
-                    llc_leader: AtomicU32::new(NO_CPU),
-                    nohz_idle: AtomicBool::new(false),
+                    sd: [SdSlot::new(), SdSlot::new()],
                 }),
             }
         }
@@ -373,31 +414,21 @@ impl Rq {
     pub fn has_sched_domain(&self) -> bool {
         self.nohz.has_domain.load(Relaxed)
     }
-    /// The lowest CPU of this CPU's LLC domain (`sd_llc_id`), as an index, if it has one.
-    /// `None` where the kernel's `sd_llc` is NULL: no base domain, or an LLC of this CPU alone
-    /// (there the kernel's `sd_llc_id` names the CPU itself, but no busy count exists).
+    /// This CPU's LLC view in domain generation slot `slot` (0 or 1).
     #[inline]
-    pub fn llc_leader(&self) -> Option<usize> {
-        let leader = self.nohz.llc_leader.load(Relaxed);
-        (leader != NO_CPU).then_some(leader as usize)
+    pub(crate) fn sd(&self, slot: usize) -> &SdSlot {
+        &self.nohz.sd[slot & 1]
     }
-    /// `sd_llc->nohz_idle`: this CPU is counted as not busy in its LLC.
+    /// Installs rebuilt domain facts in the unused generation slot `slot`: the base-domain
+    /// answer (one word, seen at once) and the LLC leader with `nohz_idle` at 0, as in a fresh
+    /// domain.
     #[inline]
-    pub fn nohz_idle(&self) -> bool {
-        self.nohz.nohz_idle.load(Relaxed)
-    }
-    #[inline]
-    pub(crate) fn set_nohz_idle(&self, idle: bool) {
-        self.nohz.nohz_idle.store(idle, Relaxed);
-    }
-    /// Installs rebuilt domain facts; `nohz_idle` starts at 0 as in a fresh domain.
-    #[inline]
-    pub(crate) fn set_domains(&self, has_domain: bool, llc_leader: Option<usize>) {
+    pub(crate) fn set_domains(&self, slot: usize, has_domain: bool, llc_leader: Option<usize>) {
         self.nohz.has_domain.store(has_domain, Relaxed);
-        self.nohz
-            .llc_leader
+        let sd = self.sd(slot);
+        sd.llc_leader
             .store(llc_leader.map_or(NO_CPU, |l| l as u32), Relaxed);
-        self.nohz.nohz_idle.store(false, Relaxed);
+        sd.nohz_idle.store(false, Relaxed);
     }
 }
 

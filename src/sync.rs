@@ -397,6 +397,29 @@ pub static NOHZ_CSD_FETCH_ANDNOT: Site = Site::access_site(
      half: the next kicker that owns the csd seeing it still busy (the free came before this RMW)",
 );
 
+/// `build_sched_domains`' publish of a rebuilt domain generation: the LLC busy counts and
+/// every CPU's LLC leader and `nohz_idle` of the new copy are written, then the generation
+/// word is stored with Release (the crate's stand-in for `rcu_assign_pointer(rq->sd, ...)`).
+pub static SCHED_DOMAINS_PUBLISH: Site = Site::access_site(
+    "sched.domains.publish",
+    SiteKind::Store,
+    Ordering::Release,
+    "domain rebuild (RCU publish)",
+    "sched.domains.load: set_cpu_sd_state_idle/busy and the kick load the generation word      (Acquire) before they read the copy it names",
+    "a CPU seeing the new generation but the copy's contents from two generations ago: it      then leaves or joins the LLC's busy count twice, or not at all, until the next rebuild",
+);
+
+/// The load of the domain generation word by `set_cpu_sd_state_idle/busy`, the balancer
+/// kick's LLC test and the accessors (the crate's `rcu_dereference(rq->sd)`).
+pub static SCHED_DOMAINS_LOAD: Site = Site::access_site(
+    "sched.domains.load",
+    SiteKind::Load,
+    Ordering::Acquire,
+    "domain rebuild (RCU publish)",
+    "sched.domains.publish: the rebuild fills the new copy, then stores the generation with      Release",
+    "reading the new generation but stale contents of its copy (the busy count or this CPU's      nohz_idle from two generations ago), with the same miscount as above",
+);
+
 /// Every named ordering site of the crate. The mutation runner of `loom-tests` walks this list;
 /// a test checks that every `Site` declared under `src/` appears here exactly once.
 ///
@@ -410,6 +433,8 @@ pub static SITES: &[&Site] = &[
     &NOHZ_ILB_FENCE,
     &NOHZ_KICK_FETCH_OR,
     &NOHZ_CSD_FETCH_ANDNOT,
+    &SCHED_DOMAINS_PUBLISH,
+    &SCHED_DOMAINS_LOAD,
 ];
 
 /// Mutation runs: weaken one [`Site`] while a closure (a `loom::model` call) runs.

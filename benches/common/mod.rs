@@ -73,7 +73,7 @@ impl<P: Policy> Rig<P> {
         let line_of = |addr: usize| addr / LINE;
         // Each CPU alone in its LLC: a degenerate domain, no `sd_llc`, no busy count.
         for &cpu in &self.cpus {
-            assert_eq!(m.rq(cpu).llc_leader(), None, "{cpu} has no LLC domain");
+            assert_eq!(m.llc_leader(cpu), None, "{cpu} has no LLC domain");
             assert_eq!(m.llc_nr_busy_cpus(cpu), None, "{cpu} keeps no busy count");
         }
         // The two runqueues on distinct lines.
@@ -106,10 +106,7 @@ impl<P: Policy> Rig<P> {
         for i in 0..CPUS {
             m.enter_idle(self.cpus[i], &*self.plat);
             assert!(m.nohz().idle_cpus_mask().test(self.cpus[i]), "registered");
-            assert!(
-                !m.rq(self.cpus[i]).nohz_idle(),
-                "no LLC to be counted idle in"
-            );
+            assert!(!m.nohz_idle(self.cpus[i]), "no LLC to be counted idle in");
             m.exit_idle(self.cpus[i], &*self.plat);
             assert!(!m.rq(self.cpus[i]).nohz_tick_stopped(), "left again");
         }

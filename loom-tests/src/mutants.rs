@@ -17,7 +17,7 @@
 //! a few seconds and shows which models notice which orderings.
 
 use crate::Explored;
-use crate::models::{hotplug, irqtime, o1_o2, o3, o5, o7, o8, seed001};
+use crate::models::{hotplug, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
 use nohz::sync::mutation::with_weakened;
 use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
 use nohz::{Legacy, Patched, Scalable};
@@ -114,6 +114,13 @@ pub static MODELS: &[Model] = &[
             hotplug::deactivate_against_idle_entry_and_kicks::<Scalable>(
                 hotplug::GracePeriod::WaitsForReaders,
             )
+        },
+    },
+    Model {
+        name: "rebuild[patched]",
+        proves: "domain rebuild (RCU publish)",
+        run: || {
+            rebuild::rebuild_against_enter_exit::<Patched>(hotplug::GracePeriod::WaitsForReaders)
         },
     },
     Model {

@@ -131,8 +131,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.active.clear(cpu);
         // 3. No kicker that could still see it in the mask is running after this.
         plat.synchronize_rcu();
-        // 4. cpuset_cpu_inactive: the domains no longer span it.
-        self.apply_topology(self.nr_cpu_ids(), plat);
+        // 4. cpuset_cpu_inactive: the domains no longer span it. The grace period above
+        //    also covers the rebuild's (no CPU still uses the copy it writes).
+        self.publish_topology(self.nr_cpu_ids(), plat);
         Ok(())
     }
 
@@ -153,7 +154,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return Err(HotplugError::AlreadyActive { cpu: cpu.index() });
         }
         self.active.set(cpu);
-        self.apply_topology(self.nr_cpu_ids(), plat);
+        plat.synchronize_rcu();
+        self.publish_topology(self.nr_cpu_ids(), plat);
         Ok(())
     }
 

@@ -98,27 +98,31 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.set_cpu_sd_state_busy(cpu);
     }
 
-    /// `set_cpu_sd_state_idle(cpu)`: `cpu` stops counting as busy in its LLC (once).
+    /// `set_cpu_sd_state_idle(cpu)`: `cpu` stops counting as busy in its LLC (once), in the
+    /// current domain generation.
     pub(crate) fn set_cpu_sd_state_idle(&self, cpu: CpuId<N>) {
-        let rq = self.rq(cpu);
-        let Some(llc) = self.llc_of(cpu) else { return };
-        if rq.nohz_idle() {
+        let Some((busy, sd)) = self.llc_of(cpu) else {
+            return;
+        };
+        if sd.nohz_idle() {
             return;
         }
-        rq.set_nohz_idle(true);
+        sd.set_nohz_idle(true);
         crate::sync::shared_store();
-        llc.nr_busy_cpus.fetch_sub(1, Relaxed);
+        busy.fetch_sub(1, Relaxed);
     }
 
-    /// `set_cpu_sd_state_busy(cpu)`: `cpu` counts as busy in its LLC again (once).
+    /// `set_cpu_sd_state_busy(cpu)`: `cpu` counts as busy in its LLC again (once), in the
+    /// current domain generation.
     pub(crate) fn set_cpu_sd_state_busy(&self, cpu: CpuId<N>) {
-        let rq = self.rq(cpu);
-        let Some(llc) = self.llc_of(cpu) else { return };
-        if !rq.nohz_idle() {
+        let Some((busy, sd)) = self.llc_of(cpu) else {
+            return;
+        };
+        if !sd.nohz_idle() {
             return;
         }
-        rq.set_nohz_idle(false);
+        sd.set_nohz_idle(false);
         crate::sync::shared_store();
-        llc.nr_busy_cpus.fetch_add(1, Relaxed);
+        busy.fetch_add(1, Relaxed);
     }
 }

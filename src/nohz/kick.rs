@@ -247,7 +247,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return (rq.misfit_task_load() != 0).then_some(balance);
         }
         self.llc_of(cpu)
-            .is_some_and(|llc| llc.nr_busy_cpus.load(Relaxed) > 1)
+            .is_some_and(|(busy, _)| busy.load(Relaxed) > 1)
             .then_some(balance)
     }
 

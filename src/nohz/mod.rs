@@ -46,7 +46,7 @@ use crate::rq::Rq;
 use crate::static_key::StaticKey;
 use crate::sync::{
     AtomicI32, AtomicU32, AtomicU64, AtomicUsize, NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH,
-    Ordering::Relaxed,
+    Ordering::Relaxed, SCHED_DOMAINS_LOAD, SCHED_DOMAINS_PUBLISH,
 };
 use crate::tick_sched::TickSched;
 use crate::warn::{WarnAt, WarnSink, Warning, Warnings};
@@ -333,10 +333,11 @@ impl<const W: usize> Default for Nohz<W> {
     }
 }
 
-/// `struct sched_domain_shared` of one LLC: the busy count its CPUs keep.
+/// `struct sched_domain_shared` of one LLC: the busy count its CPUs keep, once per domain
+/// generation slot (see [`Machine::rebuild_sched_domains`]).
 #[derive(Debug)]
 struct LlcShared {
-    nr_busy_cpus: AtomicI32,
+    nr_busy_cpus: [AtomicI32; 2],
     /// `sd_llc_size` as the last rebuild counted it: the CPUs with a base domain that name
     /// this slot's CPU as their LLC leader. Written only by a rebuild.
     span_weight: AtomicU32,
@@ -408,6 +409,9 @@ pub struct Machine<P: Policy, const N: usize, const W: usize> {
     nohz: Nohz<W>,
     rqs: PerCpu<Rq, N>,
     llcs: PerCpu<LlcShared, N>,
+    /// The domain generation: bumped by every rebuild; its low bit names the current copy of
+    /// the per-LLC busy counts and each CPU's LLC view.
+    domains_gen: CachePadded<AtomicU32>,
     pub(crate) ticks: PerCpu<TickSched, N>,
     pub(crate) nohz_full: CpuMask<W>,
     pub(crate) tick_globals: CachePadded<TickGlobals>,
@@ -444,10 +448,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 rqs: crate::sync::per_cpu_array!(Rq::new(); N),
                 llcs: crate::sync::per_cpu_array!(
                     LlcShared {
-                        nr_busy_cpus: AtomicI32::new(0),
+                        nr_busy_cpus: [AtomicI32::new(0), AtomicI32::new(0)],
                         span_weight: AtomicU32::new(0),
                     }; N
                 ),
+                domains_gen: CachePadded::new(AtomicU32::new(0)),
                 ticks: crate::sync::per_cpu_array!(TickSched::new(); N),
                 nohz_full: CpuMask::new(),
                 tick_globals: CachePadded::new(TickGlobals {
@@ -505,7 +510,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if P::KICK_DEADLINE {
             self.nohz.refresh_kick_deadline(now);
         }
-        self.apply_topology(nr_ids, plat);
+        // Nothing runs yet: the first generation needs no grace period.
+        self.publish_topology(nr_ids, plat);
         // The boot CPU keeps time until it hands the duty off.
         self.set_tick_do_timer_cpu(Some(boot));
         Ok(nr_ids)
@@ -570,15 +576,41 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `sd_llc_shared->nr_busy_cpus` of `cpu`'s LLC, or `None` if it has no LLC domain.
     #[inline]
     pub fn llc_nr_busy_cpus(&self, cpu: CpuId<N>) -> Option<i32> {
-        self.llc_of(cpu).map(|l| l.nr_busy_cpus.load(Relaxed))
+        self.llc_of(cpu).map(|(busy, _)| busy.load(Relaxed))
     }
 
+    /// The lowest CPU of `cpu`'s LLC domain (`sd_llc_id`), as an index, if it has one. `None`
+    /// where the kernel's `sd_llc` is NULL: no base domain, or an LLC of this CPU alone (there
+    /// the kernel's `sd_llc_id` names the CPU itself, but no busy count exists).
+    #[doc(alias = "sd_llc_id")]
     #[inline]
-    fn llc_of(&self, cpu: CpuId<N>) -> Option<&LlcShared> {
-        let leader = self.rq(cpu).llc_leader()?;
+    pub fn llc_leader(&self, cpu: CpuId<N>) -> Option<usize> {
+        self.rq(cpu).sd(self.domains_slot()).llc_leader()
+    }
+
+    /// `sd_llc->nohz_idle` of `cpu`: it is counted as not busy in its LLC.
+    #[inline]
+    pub fn nohz_idle(&self, cpu: CpuId<N>) -> bool {
+        self.rq(cpu).sd(self.domains_slot()).nohz_idle()
+    }
+
+    /// The current domain generation's slot (`rcu_dereference(rq->sd)`): an Acquire load
+    /// (SCHED_DOMAINS_LOAD), so the copy it names is read as the rebuild that published it
+    /// wrote it.
+    #[inline]
+    fn domains_slot(&self) -> usize {
+        (self.domains_gen.load(SCHED_DOMAINS_LOAD.ordering()) & 1) as usize
+    }
+
+    /// `cpu`'s LLC busy count and its own LLC view, in the current domain generation, if it
+    /// has an LLC domain there.
+    #[inline]
+    fn llc_of(&self, cpu: CpuId<N>) -> Option<(&AtomicI32, &crate::rq::SdSlot)> {
+        let slot = self.domains_slot();
+        let sd = self.rq(cpu).sd(slot);
         // The leader index was checked against nr_cpu_ids when the topology was built.
-        let leader = self.nr_cpu_ids().cpu(leader).ok()?;
-        Some(self.llcs.get(leader))
+        let leader = self.nr_cpu_ids().cpu(sd.llc_leader()?).ok()?;
+        Some((&self.llcs.get(leader).nr_busy_cpus[slot], sd))
     }
 
     #[inline]
@@ -595,7 +627,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// Rebuilds the scheduling domains' NOHZ state from the platform's topology (the
-    /// `build_sched_domains` part that NOHZ sees, run on hotplug and cpuset changes).
+    /// `build_sched_domains` part that NOHZ sees, run on hotplug and cpuset changes), in
+    /// process context (it waits for a grace period: the platform's `synchronize_rcu`).
     ///
     /// Only active CPUs get domains, as the kernel builds them from `cpu_active_mask`: an
     /// inactive CPU is attached to no domain (`rq->sd` NULL) and counts in no LLC.
@@ -604,12 +637,30 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// every CPU's `nohz_idle` at 0, so CPUs still in the idle mask are counted busy until they
     /// leave and re-register (their later exit does not count them twice). Refused, changing
     /// nothing, if the platform's LLC leaders are inconsistent.
+    ///
+    /// # Racing idle entry and exit
+    ///
+    /// The kernel publishes new domains through RCU, so a CPU in `set_cpu_sd_state_idle/busy`
+    /// sees either the old domain or the new one as a whole. The crate does the same without
+    /// a heap: the busy counts and each CPU's LLC view (leader and `nohz_idle`) exist twice,
+    /// and a generation word names the current copy. A rebuild waits for a grace period (no
+    /// CPU still works on the other copy, current two generations ago), fills that copy, then
+    /// publishes it with one Release store (SCHED_DOMAINS_PUBLISH); readers load the word with
+    /// Acquire (SCHED_DOMAINS_LOAD). A CPU that was already updating the old copy finishes
+    /// there, and its update is gone with it, as on an RCU-freed domain.
+    ///
+    /// Rebuilds must not run concurrently with each other, nor with
+    /// [`cpu_deactivate`](Self::cpu_deactivate) / [`cpu_activate`](Self::cpu_activate) (which
+    /// rebuild too): the kernel serializes them with the hotplug lock and
+    /// `sched_domains_mutex`, and an embedding holds its own equivalent.
     #[doc(alias = "build_sched_domains")]
+    #[doc(alias = "partition_sched_domains")]
     #[inline]
     pub fn rebuild_sched_domains<Pl: Platform<N>>(&self, plat: &Pl) -> Result<(), TopologyError> {
         let nr = self.nr_cpu_ids();
         self.check_topology(nr, plat)?;
-        self.apply_topology(nr, plat);
+        plat.synchronize_rcu();
+        self.publish_topology(nr, plat);
         Ok(())
     }
 
@@ -631,7 +682,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         Ok(())
     }
 
-    fn apply_topology<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+    /// Builds the next domain generation in the unused copy and publishes it. The caller
+    /// guarantees a grace period since the previous publish (no CPU still reads or writes the
+    /// copy written here) and that no other rebuild runs.
+    fn publish_topology<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+        // Only rebuilds write the word, one at a time.
+        let next = self.domains_gen.load(Relaxed).wrapping_add(1);
+        let slot = (next & 1) as usize;
         // The LLC domain a CPU really gets: only CPUs with a base domain are in one (an
         // isolated CPU has no domains at all), and a span of one CPU is degenerate: the kernel
         // drops it (`sd_degenerate`), so that CPU's `sd_llc` is NULL and it never touches a
@@ -639,24 +696,29 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let has_domain = |cpu| self.cpu_active(cpu) && plat.has_sched_domain(cpu);
         let leader_of = |cpu| plat.llc_leader(cpu).filter(|_| has_domain(cpu));
         for (_, llc) in self.llcs.iter(nr) {
-            llc.nr_busy_cpus.swap(0, Relaxed);
             llc.span_weight.store(0, Relaxed);
         }
         for cpu in nr.iter() {
             if let Some(leader) = leader_of(cpu) {
-                self.llcs.get(leader).span_weight.fetch_add(1, Relaxed);
+                let weight = &self.llcs.get(leader).span_weight;
+                weight.store(weight.load(Relaxed) + 1, Relaxed);
             }
         }
         for (cpu, rq) in self.rqs.iter(nr) {
             let leader =
                 leader_of(cpu).filter(|&l| self.llcs.get(l).span_weight.load(Relaxed) >= 2);
-            rq.set_domains(has_domain(cpu), leader.map(CpuId::index));
-            if let Some(leader) = leader {
-                // Every CPU of the LLC counts as busy in a fresh domain. An RMW, never a plain
-                // store racing the CPUs' own RMWs on the count.
-                self.llcs.get(leader).nr_busy_cpus.fetch_add(1, Relaxed);
-            }
+            rq.set_domains(slot, has_domain(cpu), leader.map(CpuId::index));
         }
+        // Every CPU of an LLC counts as busy in a fresh domain. Nobody else touches this copy.
+        for (_, llc) in self.llcs.iter(nr) {
+            let weight = llc.span_weight.load(Relaxed);
+            let busy = if weight >= 2 { weight as i32 } else { 0 };
+            llc.nr_busy_cpus[slot].store(busy, Relaxed);
+        }
+        crate::sync::shared_store();
+        // rcu_assign_pointer: the copy above, then the word that makes it current.
+        self.domains_gen
+            .store(next, SCHED_DOMAINS_PUBLISH.ordering());
     }
 }
 

@@ -116,14 +116,14 @@ fn rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice<P: Policy>() {
     w.enter(1);
     w.enter(3);
     assert_eq!((w.busy_count(0), w.busy_count(2)), (1, 1));
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!(
         (w.busy_count(0), w.busy_count(2)),
         (2, 2),
         "reset to the LLC weight"
     );
     assert_eq!(w.mask(), [1, 3], "the mask is not touched");
-    assert!(!w.m.rq(w.cpu(1)).nohz_idle());
+    assert!(!w.m.nohz_idle(w.cpu(1)));
     // CPU 1 leaves: already counted busy, so no increment.
     w.busy(1, 1);
     w.tick(1);
@@ -141,9 +141,9 @@ fn a_lone_cpu_has_no_llc_domain_and_a_domainless_cpu_is_not_in_one<P: Policy>() 
     }
     // CPU 4 is isolated: no base domain, so no LLC domain and no place in LLC 3's span.
     w.p.set_sched_domain(w.cpu(4), false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     let llc = |i| w.m.llc_nr_busy_cpus(w.cpu(i));
-    let leader = |i| w.m.rq(w.cpu(i)).llc_leader();
+    let leader = |i| w.m.llc_leader(w.cpu(i));
     assert_eq!((leader(0), leader(1), llc(1)), (Some(0), Some(0), Some(2)));
     assert_eq!(
         (leader(2), llc(2)),
@@ -161,18 +161,18 @@ fn a_lone_cpu_has_no_llc_domain_and_a_domainless_cpu_is_not_in_one<P: Policy>() 
     w.enter(5);
     assert_eq!(w.mask(), [2, 5]);
     assert!(
-        !w.m.rq(w.cpu(2)).nohz_idle(),
+        !w.m.nohz_idle(w.cpu(2)),
         "never counted idle: it has no LLC"
     );
     assert_eq!(llc(3), Some(1));
     // Once CPU 3 is isolated too, CPU 5 is alone: its domain degenerates on the next rebuild.
     w.p.set_sched_domain(w.cpu(3), false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!((leader(3), leader(5), llc(5)), (None, None, None));
     // Both back: LLC 3 spans 3, 4 and 5 again, all busy in the fresh domain.
     w.p.set_sched_domain(w.cpu(3), true);
     w.p.set_sched_domain(w.cpu(4), true);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!((leader(4), llc(4)), (Some(3), Some(3)));
     assert_eq!(w.warnings(), 0);
 }
@@ -187,7 +187,7 @@ fn inconsistent_topology_is_refused_and_changes_nothing<P: Policy>() {
     w.p.set_llc(w.cpu(1), Some(w.cpu(0)));
     w.p.set_llc(w.cpu(0), Some(w.cpu(1)));
     assert!(w.m.rebuild_sched_domains(&w.p).is_err());
-    assert_eq!(w.m.rq(w.cpu(1)).llc_leader(), Some(0), "old topology kept");
+    assert_eq!(w.m.llc_leader(w.cpu(1)), Some(0), "old topology kept");
     assert_eq!(w.busy_count(1), 2);
 }
 
@@ -354,7 +354,7 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     let fresh = w.ts(3);
     assert_eq!(ts.flags(), fresh.flags(), "as CPU 3, which never idled");
     assert!(!w.m.nohz().idle_cpus_mask().test(c1));
-    assert!(!rq.nohz_tick_stopped() && !rq.nohz_idle() && rq.has_sched_domain());
+    assert!(!rq.nohz_tick_stopped() && !w.m.nohz_idle(c1) && rq.has_sched_domain());
     assert_eq!(
         w.busy_count(1),
         4,

@@ -70,7 +70,7 @@ impl<P: Policy> World<P> {
     pub fn with_llcs(nr: usize, size: usize) -> Self {
         let w = Self::new(nr);
         w.p.set_llc_size(size);
-        w.m.rebuild_sched_domains(&w.p).unwrap();
+        w.rebuild();
         w
     }
 
@@ -98,6 +98,14 @@ impl<P: Policy> World<P> {
     pub fn enter(&self, i: usize) {
         self.idle(i);
         self.m.enter_idle(self.cpu(i), &self.p);
+    }
+
+    /// `rebuild_sched_domains` from the platform's current topology. Drops every event
+    /// recorded so far, and checks that the rebuild's own was its grace period.
+    pub fn rebuild(&self) {
+        self.p.take_events();
+        self.m.rebuild_sched_domains(&self.p).unwrap();
+        assert_eq!(self.p.take_events(), [Event::SynchronizeRcu]);
     }
 
     /// CPU `i` goes inactive through the crate's hotplug path (`sched_cpu_deactivate`); the

@@ -9,7 +9,7 @@ fn registers_and_leaves_the_llc_busy_count<P: Policy>() {
     w.enter(2);
     let rq = w.m.rq(w.cpu(2));
     assert_eq!(w.mask(), [2]);
-    assert!(rq.nohz_tick_stopped() && rq.has_blocked_load() && rq.nohz_idle());
+    assert!(rq.nohz_tick_stopped() && rq.has_blocked_load() && w.m.nohz_idle(w.cpu(2)));
     assert!(w.m.nohz().needs_update() && w.m.nohz().has_blocked_load());
     assert_eq!(w.busy_count(0), 3);
     assert_eq!(w.warnings(), 0);
@@ -29,7 +29,7 @@ fn inactive_cpu_does_nothing_at_all<P: Policy>() {
 fn isolated_cpu_sets_only_its_own_blocked_load<P: Policy>() {
     let w = World::<P>::new(4);
     w.p.set_sched_domain(w.cpu(3), false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     w.enter(3);
     let rq = w.m.rq(w.cpu(3));
     assert!(rq.has_blocked_load(), "set before the null-domain return");

@@ -18,7 +18,7 @@ fn registered_cpu_leaves_mask_and_counts_busy<P: Policy>() {
     w.enter(2);
     w.m.exit_idle(w.cpu(1), &w.p);
     let rq = w.m.rq(w.cpu(1));
-    assert!(!rq.nohz_tick_stopped() && !rq.nohz_idle());
+    assert!(!rq.nohz_tick_stopped() && !w.m.nohz_idle(w.cpu(1)));
     assert_eq!(w.mask(), [2]);
     assert_eq!(w.busy_count(0), 3);
     assert_eq!(w.m.nohz().nr_cpus(), if P::NR_CPUS_COUNTER { 1 } else { 0 });
@@ -31,12 +31,12 @@ fn registered_cpu_leaves_mask_and_counts_busy<P: Policy>() {
 fn cpu_without_llc_keeps_no_count<P: Policy>() {
     let w = World::<P>::new(4);
     w.p.set_llc(w.cpu(3), None);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!(w.busy_count(0), 3);
     assert_eq!(w.m.llc_nr_busy_cpus(w.cpu(3)), None);
     w.enter(3);
     assert_eq!(w.mask(), [3], "registers without an LLC");
-    assert!(!w.m.rq(w.cpu(3)).nohz_idle());
+    assert!(!w.m.nohz_idle(w.cpu(3)));
     w.m.exit_idle(w.cpu(3), &w.p);
     assert_eq!(w.busy_count(0), 3);
 }

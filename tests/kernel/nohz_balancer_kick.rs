@@ -92,7 +92,7 @@ fn lost_capacity_asks_for_balance<P: Policy>() {
     let w = setup::<P>(1);
     // Split the LLCs so the busy count does not decide.
     w.p.set_llc_size(1);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!(
         kick(&w, 0),
         KickDecision::NoFlags,
@@ -109,17 +109,17 @@ fn lost_capacity_asks_for_balance<P: Policy>() {
     // Nor without a domain.
     w.m.rq(w.cpu(0)).set_h_nr_runnable(1);
     w.p.set_sched_domain(w.cpu(0), false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!(kick(&w, 0), KickDecision::NoFlags);
     w.p.set_sched_domain(w.cpu(0), true);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
 }
 
 fn asym_packing_prefers_an_idle_cpu<P: Policy>() {
     let w = setup::<P>(1);
     w.p.set_llc_size(1);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     w.p.set_asym_packing(w.cpu(0), Some(5));
     w.p.set_asym_packing(w.cpu(3), Some(4));
     assert_eq!(

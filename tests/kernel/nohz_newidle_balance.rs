@@ -87,7 +87,7 @@ fn wakeup_pending_or_inactive_returns_after_clearing_misfit<P: Policy>() {
 fn isolated_cpu_skips_the_walk_but_still_requests<P: Policy>() {
     let w = setup::<P>();
     w.p.set_sched_domain(w.cpu(3), false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     w.m.newidle_balance(w.cpu(3), &w.p);
     assert!(w.events().is_empty(), "no domain walk");
     assert!(newilb(&w));

@@ -33,7 +33,7 @@ fn no_domain_or_inactive_stops_the_trigger<P: Policy>() {
     w.enter(1);
     w.busy(1, 1);
     w.p.set_sched_domain(w.cpu(1), false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.rebuild();
     assert_eq!(w.tick(1), None);
     assert_eq!(w.mask(), [1], "no kick, so no exit either");
     assert!(w.events().is_empty());

@@ -330,7 +330,6 @@ impl<P: Policy> Sut<P> {
                 self.set_platform_topology_as(Some((c, false)));
                 m.cpu_deactivate(cpu, p)
                     .expect("the model only deactivates a CPU that may go");
-                self.rebuild();
             }
             Step::Dying(c) => {
                 let busy = m.rq(self.cpu(c)).csd_busy();
@@ -350,7 +349,6 @@ impl<P: Policy> Sut<P> {
                 self.set_platform_topology_as(Some((c, true)));
                 m.cpu_activate(cpu, p)
                     .expect("the model only activates an inactive CPU");
-                self.rebuild();
             }
             Step::Isolate { cpu: c, on } => {
                 self.isolated[c] = on;
@@ -624,9 +622,9 @@ pub fn sut_view<P: Policy>(s: &Sut<P>) -> View {
                     next_balance: rq.next_balance().get(),
                     idle_balance: rq.idle_balance(),
                     nohz_idle_balance: rq.nohz_idle_balance().bits(),
-                    nohz_idle: rq.nohz_idle(),
+                    nohz_idle: m.nohz_idle(cpu),
                     has_domain: rq.has_sched_domain(),
-                    llc_leader: rq.llc_leader(),
+                    llc_leader: m.llc_leader(cpu),
                     llc_nr_busy: m.llc_nr_busy_cpus(cpu),
                     ts_flags: ts.flags().bits(),
                     idle_calls: ts.idle_calls(),
@@ -901,15 +899,12 @@ fn invariants<P: Policy>(s: &Sut<P>, model: &Model, v: &mut Vec<String>) {
     );
     for leader in 0..nr {
         let members: Vec<usize> = (0..nr)
-            .filter(|&c| m.rq(s.cpu(c)).llc_leader() == Some(leader))
+            .filter(|&c| m.llc_leader(s.cpu(c)) == Some(leader))
             .collect();
         if members.is_empty() {
             continue;
         }
-        let idle = members
-            .iter()
-            .filter(|&&c| m.rq(s.cpu(c)).nohz_idle())
-            .count();
+        let idle = members.iter().filter(|&&c| m.nohz_idle(s.cpu(c))).count();
         ensure_eq!(
             v,
             m.llc_nr_busy_cpus(s.cpu(leader)),

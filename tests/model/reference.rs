@@ -914,13 +914,20 @@ impl Model {
                 // Its tick set up again (NO_HZ mode back), then sched_cpu_activate.
                 self.cpus[c].dead = false;
                 self.cpus[c].active = true;
+                // rebuild_sched_domains: a grace period, then the new generation.
+                self.emit(Ev::SyncRcu);
                 self.build_domains();
             }
             Step::Isolate { cpu: c, on } => {
                 self.cpus[c].isolated = on;
+                // rebuild_sched_domains: a grace period, then the new generation.
+                self.emit(Ev::SyncRcu);
                 self.build_domains();
             }
-            Step::Rebuild => self.build_domains(),
+            Step::Rebuild => {
+                self.emit(Ev::SyncRcu);
+                self.build_domains();
+            }
             Step::Key(op) => {
                 let r = self.key(op);
                 self.out.key = Some(r);

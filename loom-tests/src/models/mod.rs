@@ -14,6 +14,7 @@
 //! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
 //! | [`o8`] | O8: NEWILB against remote kicks and the csd handler | none: nothing is published through NEWILB |
 //! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker | none: the crate's steps are `Relaxed`, the grace period is the platform's |
+//! | [`rebuild`] | `rebuild_sched_domains` (twice) against idle entry and exit: the LLC busy count matches `nohz_idle` | `sched.domains.publish`, `sched.domains.load` |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
 //!
 //! Every model declares the outcomes its race must reach (`CASES`); the tests assert that each
@@ -26,6 +27,7 @@ pub mod o3;
 pub mod o5;
 pub mod o7;
 pub mod o8;
+pub mod rebuild;
 pub mod seed001;
 
 use nohz::Rq;
