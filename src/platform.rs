@@ -140,7 +140,10 @@ pub trait Topology<const N: usize> {
         false
     }
 
-    /// Whether `cpu` has an `SD_ASYM_CPUCAPACITY` domain (`sd_asym_cpucapacity`).
+    /// Whether `cpu` has an `SD_ASYM_CPUCAPACITY` domain (`sd_asym_cpucapacity`). Read on the
+    /// balancer kick's slow path, and when the domains are built (init, rebuild), where the
+    /// crate derives the system-wide `sched_asym_cpucapacity` key from it: on while any CPU
+    /// with a base domain answers true.
     #[doc(alias = "sd_asym_cpucapacity")]
     fn has_asym_cpucapacity(&self, _cpu: CpuId<N>) -> bool {
         false

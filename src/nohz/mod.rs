@@ -408,6 +408,8 @@ pub struct Machine<P: Policy, const N: usize, const W: usize> {
     pub(crate) tick_globals: CachePadded<TickGlobals>,
     pub(crate) irqtime: PerCpu<IrqTime, N>,
     pub(crate) sched_clock_irqtime: StaticKey,
+    /// `sched_asym_cpucapacity`: on while some CPU has an asymmetric-capacity domain.
+    sched_asym_cpucapacity: StaticKey,
     warnings: Warnings<N>,
     _policy: PhantomData<P>,
 }
@@ -450,6 +452,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 }),
                 irqtime: crate::sync::per_cpu_array!(IrqTime::new(); N),
                 sched_clock_irqtime: StaticKey::new_false(),
+                sched_asym_cpucapacity: StaticKey::new_false(),
                 warnings: Warnings::new(),
                 _policy: PhantomData,
             }
@@ -627,6 +630,43 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 self.llcs.get(leader).nr_busy_cpus.fetch_add(1, Relaxed);
             }
         }
+        self.update_asym_cpucapacity_key(nr, plat);
+    }
+
+    /// The domain build's `sched_asym_cpucapacity` update: the key is on while any CPU has an
+    /// `SD_ASYM_CPUCAPACITY` domain (a CPU without a base domain has none, whatever the
+    /// platform says). The kernel counts one reference per domain partition that has such a
+    /// domain (`build_sched_domains` increments, `detach_destroy_domains` decrements); the crate
+    /// rebuilds the whole machine as one partition, so the count is 0 or 1 and the boolean API
+    /// keeps it there (silently: the key is the crate's own, never shared with `inc`/`dec`).
+    fn update_asym_cpucapacity_key<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+        let asym = nr
+            .iter()
+            .any(|cpu| plat.has_sched_domain(cpu) && plat.has_asym_cpucapacity(cpu));
+        let sink = self.warnings.cpu_less();
+        if asym {
+            self.sched_asym_cpucapacity.enable(&sink);
+        } else {
+            self.sched_asym_cpucapacity.disable(&sink);
+        }
+    }
+
+    /// `sched_asym_cpucap_active()`: some CPU of the machine has asymmetric CPU capacity (the
+    /// `sched_asym_cpucapacity` static key, derived from the topology at [`init`](Self::init)
+    /// and on every [`rebuild_sched_domains`](Self::rebuild_sched_domains)). A system-wide
+    /// answer: on an asymmetric machine it is true on every CPU, including those of a
+    /// symmetric partition, as in the kernel.
+    ///
+    /// A [`StaticKey`] on a line of its own rather than a platform call: newidle reads it each
+    /// time a CPU goes idle, and the domain build writes it, so every reader's copy stays
+    /// valid and the read is one load that hits; and the crate already applies the kernel's
+    /// domain-building rules to the platform's per-CPU answers, so the answer cannot disagree
+    /// with them. Like the kernel's key it orders nothing: a CPU racing a rebuild may see either
+    /// value, as the kernel's may run either branch while the sites are patched.
+    #[doc(alias = "sched_asym_cpucapacity")]
+    #[inline(always)]
+    pub fn sched_asym_cpucap_active(&self) -> bool {
+        self.sched_asym_cpucapacity.unlikely()
     }
 
     /// `sched_cpu_deactivate`'s NOHZ part, on the CPU going down before the platform marks it

@@ -577,6 +577,9 @@ pub struct Model {
     pub nr_cpus: u32,
     /// `nr_busy_cpus`, indexed by the LLC's lowest CPU.
     pub llc_busy: Vec<i32>,
+    /// `sched_asym_cpucapacity`: some CPU with a domain has an asymmetric-capacity one (set
+    /// by the domain build).
+    pub asym_key: bool,
     pub do_timer: Option<usize>,
     /// The host's monotonic clock and the time of its last jiffies update (ns).
     pub ns: u64,
@@ -618,6 +621,7 @@ impl Model {
             next_blocked: now,
             nr_cpus: 0,
             llc_busy: vec![0; nr],
+            asym_key: false,
             do_timer: Some(0),
             ns: START_NS,
             last_jiffies_update: START_NS,
@@ -939,6 +943,7 @@ impl Model {
                 self.llc_busy[l] += 1;
             }
         }
+        self.asym_key = self.cfg.asym_capacity && self.cpus.iter().any(|c| c.has_domain);
     }
 
     // ---------------------------------------------------------------- fair.c (spec §5)
@@ -1222,8 +1227,11 @@ impl Model {
 
     fn newidle_balance(&mut self, c: usize, long_idle: bool, pulls: bool) -> bool {
         self.check_on_cpu(c);
-        // update_misfit_status(NULL, rq), before any early return.
-        self.cpus[c].misfit = false;
+        // update_misfit_status(NULL, rq), before any early return; it returns at once unless
+        // asymmetric capacity is active (on a symmetric machine the status stays).
+        if self.asym_key {
+            self.cpus[c].misfit = false;
+        }
         if self.cpus[c].ttwu || !self.cpus[c].active {
             return false;
         }
