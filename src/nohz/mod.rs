@@ -468,6 +468,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_setup_device` on the first CPU whose tick device comes up) until its tick stops
     /// and hands the duty off. Refused, changing nothing, for a count of 0 or above `N`, a
     /// boot CPU at or above the count, an inconsistent topology, or a second call.
+    ///
+    /// The topology is checked with the count in place: a platform may build the CPU ids it
+    /// answers with from this machine ([`cpu`](Self::cpu)), which succeeds only once
+    /// `nr_cpu_ids` is set, so `init` publishes the count first, asks the platform, and on a
+    /// refused topology withdraws the count again (the machine reads as never booted; nothing
+    /// else was touched). It runs at boot, before anything else uses the machine; a second
+    /// `init` racing it is refused as a second call.
     #[doc(alias = "init_sched_fair_class")]
     #[doc(alias = "sched_init")]
     pub fn init<Pl: Platform<N>>(
@@ -484,9 +491,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         let nr_ids = NrCpuIds::<N>::new(nr).map_err(InitError::Cpus)?;
         let boot = nr_ids.cpu(boot_cpu).map_err(InitError::Cpus)?;
-        self.check_topology(nr_ids, plat)
-            .map_err(InitError::Topology)?;
-        let nr_ids = self.nr_cpu_ids.init(nr).map_err(InitError::Cpus)?;
+        // Visible to the platform's `Machine::cpu` calls from here on; withdrawn on refusal.
+        self.nr_cpu_ids.claim(nr_ids).map_err(InitError::Cpus)?;
+        if let Err(e) = self.check_topology(nr_ids, plat) {
+            self.nr_cpu_ids.withdraw(nr_ids);
+            return Err(InitError::Topology(e));
+        }
         let now = plat.jiffies();
         for (cpu, rq) in self.rqs.iter(nr_ids) {
             self.housekeeping.set(cpu);
