@@ -462,7 +462,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// Boot: fixes `nr_cpu_ids`, makes every CPU a housekeeping CPU (clear the NO_HZ_FULL ones
     /// afterwards through [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
     /// `nohz.next_blocked` (`init_sched_fair_class`) and each rq's `next_balance` and
-    /// `last_blocked_load_update_tick` (`sched_init`) to now, and
+    /// `last_blocked_load_update_tick` (`sched_init`) to now, each rq's `avg_idle` to the
+    /// kernel's starting value `2 * SCHED_MIGRATION_COST_NS` (`sched_init`; the embedding then
+    /// keeps it current with [`Rq::set_avg_idle`]), and
     /// builds the per-LLC state from the platform's topology. `boot_cpu` (the CPU running this
     /// call, `smp_processor_id()` at boot) keeps time first (`tick_do_timer_cpu`, set by
     /// `tick_setup_device` on the first CPU whose tick device comes up) until its tick stops
@@ -503,6 +505,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // sched_init: both start at boot time.
             rq.set_next_balance(now);
             rq.set_last_blocked_load_update_tick(now);
+            // sched_init: until the scheduler has measured it, a CPU is taken to idle for
+            // twice the migration cost (long enough for newidle's blocked-load refresh).
+            rq.set_avg_idle(2 * SCHED_MIGRATION_COST_NS);
         }
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);

@@ -1,11 +1,11 @@
 //! `sched_init` / `init_sched_fair_class`: what `Machine::init` checks and the defaults it sets.
 
 use crate::{N, Plat, START, both};
-use nohz::nohz::{InitError, TopologyError};
+use nohz::nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::{CpuId, Jiffies, Machine, NrCpuIds, Policy};
+use nohz::{CpuId, Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
 
 /// A platform that builds its CPU ids the natural way, from the machine (`machine.cpu(i)`),
 /// which answers only once `nr_cpu_ids` is set. Every CPU names CPU `leader` as the lowest
@@ -109,4 +109,29 @@ fn a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing<P: Polic
     assert_eq!(m.llc_nr_busy_cpus(m.cpu(5).unwrap()), Some(8));
 }
 
-both!(a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing,);
+/// `sched_init` starts every rq's `avg_idle` at twice the migration cost, so a machine whose
+/// embedding never sets it still gets its newidle blocked-load refreshes.
+fn init_sets_avg_idle_so_newidle_requests_a_refresh<P: Policy>() {
+    let p = host(4);
+    let m = Machine::<P, N, 1>::new();
+    m.init(4, 0, &p).unwrap();
+    for cpu in m.nr_cpu_ids().iter() {
+        assert_eq!(m.rq(cpu).avg_idle(), 2 * SCHED_MIGRATION_COST_NS);
+    }
+    // CPU 1 registers idle (blocked load pending); CPU 3 goes idle pulling nothing.
+    let (c1, c3) = (m.cpu(1).unwrap(), m.cpu(3).unwrap());
+    m.rq(c1).set_curr_is_idle(true);
+    m.enter_idle(c1, &p);
+    m.rq(c3).set_curr_is_idle(true);
+    p.clock().advance(1);
+    assert!(!m.newidle_balance(c3, &p));
+    assert!(
+        m.rq(c3).nohz_flags().load().contains(NohzFlags::NEWILB),
+        "a NEWILB pass is requested with no set_avg_idle"
+    );
+}
+
+both!(
+    a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing,
+    init_sets_avg_idle_so_newidle_requests_a_refresh,
+);
