@@ -286,6 +286,14 @@ pub trait TickHardware<const N: usize> {
     /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits.
     fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32;
 
+    /// `local_bh_blocked()` on `cpu` (PREEMPT_RT): a task holding the bottom-half lock is
+    /// blocked, so pending softirqs wait for that lock, not for the tick, and
+    /// `can_stop_idle_tick` lets the tick stop without a warning. Always false without
+    /// PREEMPT_RT (the default).
+    fn local_bh_blocked(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
+
     /// `cpu_online(cpu)`.
     fn cpu_online(&self, cpu: CpuId<N>) -> bool;
 

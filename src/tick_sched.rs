@@ -441,9 +441,18 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `can_stop_idle_tick()`: may `cpu` stop its tick in the idle loop? Not without NO_HZ
-    /// mode, with a reschedule or a softirq pending (a CPU going down ignores the hotplug-safe
-    /// ones), nor while it must keep timekeeping going for NO_HZ_FULL CPUs. Warns for an
-    /// offline CPU (and goes on) and when NO_HZ_FULL runs with no timekeeper.
+    /// mode, with a reschedule or a softirq pending, nor while it must keep timekeeping going
+    /// for NO_HZ_FULL CPUs. Warns for an offline CPU (and goes on) and when NO_HZ_FULL runs
+    /// with no timekeeper.
+    ///
+    /// A pending softirq (`report_idle_softirq`) keeps the tick and is a warning
+    /// ([`Warning::IdleSoftirqPending`], every time): idle should not be reached with one,
+    /// since raising it outside interrupt context wakes ksoftirqd (need_resched). Only the
+    /// kernel's own exceptions are silent, and then the tick may stop: a CPU going down
+    /// ignores the hotplug-safe softirqs (ksoftirqd is parked), and on PREEMPT_RT blocked
+    /// bottom halves ([`local_bh_blocked`](crate::platform::TickHardware::local_bh_blocked))
+    /// mean the softirq waits on a lock. Older kernels (before 5.18) did not warn for
+    /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate.
     pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
         let ts = self.tick_sched(cpu);
         self.warn_at(cpu)
@@ -458,7 +467,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if !plat.cpu_active(cpu) {
             pending &= !softirq::HOTPLUG_SAFE_MASK;
         }
-        if pending != 0 {
+        if pending != 0 && !plat.local_bh_blocked(cpu) {
+            // report_idle_softirq: a softirq idle should never see; keep the tick.
+            self.warn_at(cpu).warn(Warning::IdleSoftirqPending);
             return false;
         }
         // With NO_HZ_FULL CPUs (the kernel's tick_nohz_full_enabled(), a static key set at

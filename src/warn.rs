@@ -53,11 +53,18 @@ pub enum Warning {
     /// `tick_nohz_stop_tick` found the tick stopped at the expiry it wants, but the sched timer
     /// set elsewhere (the kernel's `WARN_ONCE` before reprogramming).
     TickNotProgrammed,
+    /// `can_stop_idle_tick` found a softirq pending on the idle CPU (`report_idle_softirq`'s
+    /// "NOHZ tick-stop error: local softirq work is pending"), and keeps the tick. Not for the
+    /// hotplug-safe softirqs of a CPU going down, nor while bottom halves are blocked
+    /// (PREEMPT_RT): there the kernel lets the tick stop without a word. The kernel prints only
+    /// the first 10 (one limit for the whole system) and keeps the tick after that too; the
+    /// limit only spares the console, so the crate counts every hit.
+    IdleSoftirqPending,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 13] = [
+    pub const ALL: [Warning; 14] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -71,6 +78,7 @@ impl Warning {
         Warning::OfflineCpuIdle,
         Warning::NoTimekeeper,
         Warning::TickNotProgrammed,
+        Warning::IdleSoftirqPending,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -90,6 +98,7 @@ impl Warning {
             Warning::OfflineCpuIdle => 10,
             Warning::NoTimekeeper => 11,
             Warning::TickNotProgrammed => 12,
+            Warning::IdleSoftirqPending => 13,
         }
     }
 }

@@ -78,6 +78,7 @@ pub enum Wk {
     // (OfflineCpuIdle cannot happen here: every CPU stays online; hotplug stops at inactive.)
     NoTimekeeper,
     TickNotProgrammed,
+    IdleSoftirqPending,
 }
 
 /// One action of the platform the crate asks for (the NOHZ ones; tick hardware is left out).
@@ -1272,6 +1273,8 @@ impl Model {
             pending &= !SOFTIRQ_HOTPLUG_SAFE;
         }
         if pending != 0 {
+            // report_idle_softirq (no PREEMPT_RT here): kept, and reported.
+            self.warn(Some(c), Wk::IdleSoftirqPending);
             return false;
         }
         if self.any_nohz_full() {
