@@ -674,10 +674,17 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// The sched timer firing on `cpu` (`tick_nohz_handler` / `tick_sched_timer`): takes the
-    /// timekeeping duty if nobody has it (NO_HZ_FULL CPUs never do), updates jiffies if it is the
-    /// timekeeper, and, with the tick stopped on the idle task, bumps `idle_jiffies`; then runs
-    /// the scheduler tick. A periodic tick is re-armed one period on; a stopped one is not.
+    /// timekeeping duty if nobody has it, updates jiffies if it is the timekeeper, and, with the
+    /// tick stopped on the idle task, bumps `idle_jiffies`; then runs the scheduler tick. A
+    /// periodic tick is re-armed one period on; a stopped one is not.
+    ///
+    /// `tick_sched_do_timer`, as current kernels have it (since 08ae95f4fd3b): any CPU takes an
+    /// orphaned duty, a NO_HZ_FULL one too, and keeps time on this very tick; if NO_HZ_FULL CPUs
+    /// exist (`tick_nohz_full_running`) that is a [`Warning::DoTimerOrphaned`], since their
+    /// timekeeper never gives the duty up. (Kernels before it left the duty to the next
+    /// housekeeping CPU, silently.)
     #[doc(alias = "tick_nohz_handler")]
+    #[doc(alias = "tick_sched_do_timer")]
     pub fn tick_sched_timer<Pl: TickPlatform<N>>(
         &self,
         cpu: CpuId<N>,
@@ -685,12 +692,18 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ) -> Option<crate::nohz::KickDecision<N>> {
         let ts = self.tick_sched(cpu);
         let now = plat.ktime_get();
-        // tick_sched_do_timer
-        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
-        if owner == TICK_DO_TIMER_NONE && !self.tick_nohz_full_cpu(cpu) {
+        // tick_sched_do_timer: one racy read of the owner. Two CPUs taking an orphaned duty at
+        // once is harmless: the jiffies update serialises itself.
+        let mut owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        if owner == TICK_DO_TIMER_NONE {
+            self.warn_at(cpu).warn_on(
+                !self.nohz_full.is_empty(self.nr_cpu_ids()),
+                Warning::DoTimerOrphaned,
+            );
             self.set_tick_do_timer_cpu(Some(cpu));
+            owner = cpu.index() as u32;
         }
-        if self.tick_globals.do_timer_cpu.load(Relaxed) == cpu.index() as u32 {
+        if owner == cpu.index() as u32 {
             plat.update_jiffies(now);
         }
         // tick_sched_handle

@@ -60,11 +60,15 @@ pub enum Warning {
     /// the first 10 (one limit for the whole system) and keeps the tick after that too; the
     /// limit only spares the console, so the crate counts every hit.
     IdleSoftirqPending,
+    /// `tick_sched_do_timer` found the timekeeping duty orphaned (`tick_do_timer_cpu ==
+    /// TICK_DO_TIMER_NONE`) while NO_HZ_FULL CPUs exist (`WARN_ON_ONCE(tick_nohz_full_running)`):
+    /// their timekeeper should never have let it go. The ticking CPU takes the duty anyway.
+    DoTimerOrphaned,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 14] = [
+    pub const ALL: [Warning; 15] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -79,6 +83,7 @@ impl Warning {
         Warning::NoTimekeeper,
         Warning::TickNotProgrammed,
         Warning::IdleSoftirqPending,
+        Warning::DoTimerOrphaned,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -99,6 +104,7 @@ impl Warning {
             Warning::NoTimekeeper => 11,
             Warning::TickNotProgrammed => 12,
             Warning::IdleSoftirqPending => 13,
+            Warning::DoTimerOrphaned => 14,
         }
     }
 }

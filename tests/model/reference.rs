@@ -79,6 +79,7 @@ pub enum Wk {
     NoTimekeeper,
     TickNotProgrammed,
     IdleSoftirqPending,
+    DoTimerOrphaned,
 }
 
 /// One action of the platform the crate asks for (the NOHZ ones; tick hardware is left out).
@@ -1459,7 +1460,11 @@ impl Model {
 
     fn tick_sched_timer(&mut self, c: usize) -> Option<Decision> {
         let now = self.ns;
-        if self.do_timer.is_none() && !self.cfg.nohz_full[c] {
+        // tick_sched_do_timer: anyone takes an orphaned duty; under NO_HZ_FULL it is a bug.
+        if self.do_timer.is_none() {
+            if self.any_nohz_full() {
+                self.warn(Some(c), Wk::DoTimerOrphaned);
+            }
             self.do_timer = Some(c);
         }
         if self.do_timer == Some(c) {
