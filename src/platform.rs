@@ -260,7 +260,9 @@ pub trait TickHardware<const N: usize> {
     fn cpu_needs_tick(&self, cpu: CpuId<N>) -> bool;
 
     /// `get_next_timer_interrupt(basej, basem)`: the next timer expiry on `cpu` (the timer
-    /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`].
+    /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`]. Never before `basem`: a
+    /// timer already expired is due at `basem`, as the timer wheel reports it. An earlier
+    /// answer is counted as a [`Warning::NextTimerInPast`](crate::Warning) and taken as `basem`.
     #[doc(alias = "get_next_timer_interrupt")]
     fn next_timer_interrupt(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> u64;
 

@@ -363,7 +363,9 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         self.tick.needs_tick[cpu.index()].store(needs, Relaxed);
     }
 
-    /// `cpu`'s next timer expiry (ns; `KTIME_MAX` for none).
+    /// `cpu`'s next timer expiry (ns; `KTIME_MAX` for none). Reported as set, even when it
+    /// lies before the base time (which a real timer wheel never reports), so tests can show
+    /// the crate's warning.
     pub fn set_next_timer(&self, cpu: CpuId<N>, at: u64) {
         self.tick.next_timer[cpu.index()].store(at, Relaxed);
     }

@@ -346,7 +346,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_nohz_next_event()`: when `cpu` next needs a tick, or 0 to keep ticking (only
     /// while the tick is not already stopped; once STOPPED this never returns 0). Caches the
-    /// result (`timer_expires`, `timer_expires_base`).
+    /// result (`timer_expires`, `timer_expires_base`). A next timer before the base time (the
+    /// last jiffies update) is a [`Warning::NextTimerInPast`] and counts as due at the base.
     pub fn tick_nohz_next_event<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
         let ts = self.tick_sched(cpu);
         let tick = tick_nsec(Pl::HZ);
@@ -354,13 +355,20 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         ts.last_jiffies.store(basej.get(), Relaxed);
         ts.timer_expires_base.store(basemono, Relaxed);
 
-        let next_tick = if plat.cpu_needs_tick(cpu) {
+        let mut next_tick = if plat.cpu_needs_tick(cpu) {
             basemono.saturating_add(tick)
         } else {
             let next = plat.next_timer_interrupt(cpu, basej, basemono);
             ts.next_timer.store(next, Relaxed);
-            next.max(basemono)
+            next
         };
+        // Never before the base: a timer reported in the past is warned about, then due now.
+        if self
+            .warn_at(cpu)
+            .warn_on(basemono > next_tick, Warning::NextTimerInPast)
+        {
+            next_tick = basemono;
+        }
 
         // A tick due within the next period: keep ticking, unless the tick is already stopped.
         if next_tick - basemono <= tick && !ts.test(TsFlags::STOPPED) {

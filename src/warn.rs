@@ -64,11 +64,15 @@ pub enum Warning {
     /// TICK_DO_TIMER_NONE`) while NO_HZ_FULL CPUs exist (`WARN_ON_ONCE(tick_nohz_full_running)`):
     /// their timekeeper should never have let it go. The ticking CPU takes the duty anyway.
     DoTimerOrphaned,
+    /// `tick_nohz_next_event` got a next timer before its base time, the last jiffies update
+    /// (`WARN_ON_ONCE(basemono > next_tick)`): the platform broke its contract. The timer
+    /// counts as due at the base.
+    NextTimerInPast,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 15] = [
+    pub const ALL: [Warning; 16] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -84,6 +88,7 @@ impl Warning {
         Warning::TickNotProgrammed,
         Warning::IdleSoftirqPending,
         Warning::DoTimerOrphaned,
+        Warning::NextTimerInPast,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -105,6 +110,7 @@ impl Warning {
             Warning::TickNotProgrammed => 12,
             Warning::IdleSoftirqPending => 13,
             Warning::DoTimerOrphaned => 14,
+            Warning::NextTimerInPast => 15,
         }
     }
 }
