@@ -166,7 +166,16 @@ pub enum CpuIdleType {
 /// What the kernel's newidle domain walk (`sched_balance_newidle`) reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewidleOutcome {
-    /// A task was pulled to this CPU.
+    /// A task was pulled to this CPU, or the CPU will not go idle for one of the two other
+    /// reasons the kernel folds into the same result after the walk, with the rq lock taken
+    /// back:
+    /// - a fair task was queued on this rq while the walk ran with the lock dropped (the
+    ///   `this_rq->cfs.h_nr_queued` recheck: the kernel pretends it pulled one);
+    /// - a task of a higher class was queued meanwhile (`nr_running != cfs.h_nr_queued`: the
+    ///   kernel returns `pulled_task = -1`, and its caller picks again).
+    ///
+    /// Report `true` for all three: each keeps the CPU out of idle, so no newidle blocked-load
+    /// refresh (`nohz_newidle_balance`) is requested.
     pub pulled_task: bool,
     /// The earliest balance deadline of the domains walked, if any was seen; the crate pulls
     /// `rq.next_balance` in to it (or to `jiffies + HZ`, whichever is earlier).
