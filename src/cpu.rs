@@ -204,6 +204,31 @@ impl<const N: usize> NrCpuIdsCell<N> {
         }
     }
 
+    /// Publishes `nr` only if no count is set yet (unlike [`init`](Self::init), the same value
+    /// again is refused too, so exactly one caller claims the boot). For `Machine::init`, which
+    /// checks the platform's topology with the count visible and then either keeps it or
+    /// [`withdraw`](Self::withdraw)s it.
+    pub(crate) fn claim(&self, nr: NrCpuIds<N>) -> Result<(), CpuError> {
+        if nr.0 == 0 {
+            return Err(CpuError::OutOfRange {
+                index: 0,
+                nr_cpu_ids: 0,
+            });
+        }
+        self.0
+            .compare_exchange(0, nr.0, Relaxed, Relaxed)
+            .map(drop)
+            .map_err(|have| CpuError::AlreadyInitialised {
+                nr_cpu_ids: have as usize,
+            })
+    }
+
+    /// Takes back a count that [`claim`](Self::claim) published: the cell reads zero again.
+    /// Any other value is left alone.
+    pub(crate) fn withdraw(&self, nr: NrCpuIds<N>) {
+        let _ = self.0.compare_exchange(nr.0, 0, Relaxed, Relaxed);
+    }
+
     /// The current count (zero before [`init`](Self::init)).
     #[inline(always)]
     pub fn get(&self) -> NrCpuIds<N> {
@@ -348,6 +373,29 @@ mod tests {
             Err(CpuError::AlreadyInitialised { nr_cpu_ids: 12 })
         );
         assert_eq!(cell.get().get(), 12);
+    }
+
+    #[test]
+    fn a_claim_is_exclusive_and_only_its_own_value_is_withdrawn() {
+        let cell = NrCpuIdsCell::<16>::new();
+        let (six, eight) = (
+            NrCpuIds::<16>::new(6).unwrap(),
+            NrCpuIds::<16>::new(8).unwrap(),
+        );
+        assert!(cell.claim(NrCpuIds::new(0).unwrap()).is_err());
+        cell.claim(six).unwrap();
+        assert_eq!(cell.get(), six);
+        assert_eq!(
+            cell.claim(six),
+            Err(CpuError::AlreadyInitialised { nr_cpu_ids: 6 }),
+            "not even the same value twice"
+        );
+        cell.withdraw(eight);
+        assert_eq!(cell.get(), six, "another value is left alone");
+        cell.withdraw(six);
+        assert_eq!(cell.get().get(), 0);
+        cell.claim(eight).unwrap();
+        assert_eq!(cell.get(), eight);
     }
 
     static SLOTS: PerCpu<AtomicU32, 4> = per_cpu![AtomicU32::new(7)];

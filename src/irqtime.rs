@@ -128,8 +128,20 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         &self.sched_clock_irqtime
     }
 
-    /// `enable_sched_clock_irqtime()`: at sched_clock registration (boot; any context).
-    /// Idempotent.
+    /// `enable_sched_clock_irqtime()`: at sched_clock registration (boot). Idempotent, and
+    /// callable from any context, IRQs off and under spinlocks included.
+    ///
+    /// The kernel's `static_branch_enable` may sleep: it takes `cpus_read_lock` and
+    /// `jump_label_mutex` because it rewrites the instruction at every branch site (a
+    /// breakpoint-and-IPI text patch that must not race CPU hotplug). Its boot-time caller,
+    /// `sched_clock_register`, runs with IRQs off and gets away with it only because the sleep
+    /// check is suppressed in early boot. The crate's [`StaticKey`](crate::StaticKey) patches no
+    /// code: enabling is one compare-exchange of the key's count from 0 to 1, with no lock, no
+    /// waiting on other CPUs and nothing that can sleep, so it is safe anywhere and asks for
+    /// no [`MaySleep`] context (which would shut out that boot caller). What it gives up is the
+    /// kernel's "every CPU runs the new branch once this returns": readers see the count with a
+    /// `Relaxed` load, eventually, and irq time starts being accounted on each CPU from its next
+    /// accounting call that sees it.
     #[inline]
     pub fn enable_sched_clock_irqtime(&self) {
         if P::IRQTIME_STATIC_KEY {

@@ -149,7 +149,10 @@ pub trait Topology<const N: usize> {
         false
     }
 
-    /// Whether `cpu` has an `SD_ASYM_CPUCAPACITY` domain (`sd_asym_cpucapacity`).
+    /// Whether `cpu` has an `SD_ASYM_CPUCAPACITY` domain (`sd_asym_cpucapacity`). Read on the
+    /// balancer kick's slow path, and when the domains are built (init, rebuild), where the
+    /// crate derives the system-wide `sched_asym_cpucapacity` key from it: on while any CPU
+    /// with a base domain answers true.
     #[doc(alias = "sd_asym_cpucapacity")]
     fn has_asym_cpucapacity(&self, _cpu: CpuId<N>) -> bool {
         false
@@ -172,7 +175,16 @@ pub enum CpuIdleType {
 /// What the kernel's newidle domain walk (`sched_balance_newidle`) reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewidleOutcome {
-    /// A task was pulled to this CPU.
+    /// A task was pulled to this CPU, or the CPU will not go idle for one of the two other
+    /// reasons the kernel folds into the same result after the walk, with the rq lock taken
+    /// back:
+    /// - a fair task was queued on this rq while the walk ran with the lock dropped (the
+    ///   `this_rq->cfs.h_nr_queued` recheck: the kernel pretends it pulled one);
+    /// - a task of a higher class was queued meanwhile (`nr_running != cfs.h_nr_queued`: the
+    ///   kernel returns `pulled_task = -1`, and its caller picks again).
+    ///
+    /// Report `true` for all three: each keeps the CPU out of idle, so no newidle blocked-load
+    /// refresh (`nohz_newidle_balance`) is requested.
     pub pulled_task: bool,
     /// The earliest balance deadline of the domains walked, if any was seen; the crate pulls
     /// `rq.next_balance` in to it (or to `jiffies + HZ`, whichever is earlier).
@@ -266,7 +278,9 @@ pub trait TickHardware<const N: usize> {
     fn cpu_needs_tick(&self, cpu: CpuId<N>) -> bool;
 
     /// `get_next_timer_interrupt(basej, basem)`: the next timer expiry on `cpu` (the timer
-    /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`].
+    /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`]. Never before `basem`: a
+    /// timer already expired is due at `basem`, as the timer wheel reports it. An earlier
+    /// answer is counted as a [`Warning::NextTimerInPast`](crate::Warning) and taken as `basem`.
     #[doc(alias = "get_next_timer_interrupt")]
     fn next_timer_interrupt(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> u64;
 
@@ -291,6 +305,14 @@ pub trait TickHardware<const N: usize> {
 
     /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits.
     fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32;
+
+    /// `local_bh_blocked()` on `cpu` (PREEMPT_RT): a task holding the bottom-half lock is
+    /// blocked, so pending softirqs wait for that lock, not for the tick, and
+    /// `can_stop_idle_tick` lets the tick stop without a warning. Always false without
+    /// PREEMPT_RT (the default).
+    fn local_bh_blocked(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
 
     /// `cpu_online(cpu)`.
     fn cpu_online(&self, cpu: CpuId<N>) -> bool;

@@ -310,7 +310,10 @@ impl Rq {
     pub fn set_misfit_task_load(&self, load: u64) {
         self.hot.misfit_task_load.store(load, Relaxed);
     }
-    /// `rq->avg_idle` in nanoseconds.
+    /// `rq->avg_idle` in nanoseconds: how long this CPU is expected to stay idle. 0 in a
+    /// fresh `Rq`; [`Machine::init`](crate::Machine::init) starts it at
+    /// `2 * SCHED_MIGRATION_COST_NS`, as `sched_init` does, and the embedding updates it as the
+    /// scheduler measures idle periods.
     #[inline]
     pub fn avg_idle(&self) -> u64 {
         self.nohz.avg_idle.load(Relaxed)

@@ -171,6 +171,7 @@ struct TickState {
     base_idle: Vec<AtomicBool>,
     tick_expiry: Vec<AtomicU64>,
     softirq_pending: Vec<AtomicU32>,
+    bh_blocked: Vec<AtomicBool>,
     task_deps: Vec<AtomicU32>,
     vtime: Vec<AtomicBool>,
     iowait: Vec<AtomicBool>,
@@ -265,6 +266,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
                     .map(|_| AtomicU64::new(START_NS + tick_nsec(HZ)))
                     .collect(),
                 softirq_pending: (0..N).map(|_| AtomicU32::new(0)).collect(),
+                bh_blocked: per_cpu(false),
                 task_deps: (0..N).map(|_| AtomicU32::new(0)).collect(),
                 vtime: per_cpu(false),
                 iowait: per_cpu(false),
@@ -379,7 +381,9 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         self.tick.needs_tick[cpu.index()].store(needs, Relaxed);
     }
 
-    /// `cpu`'s next timer expiry (ns; `KTIME_MAX` for none).
+    /// `cpu`'s next timer expiry (ns; `KTIME_MAX` for none). Reported as set, even when it
+    /// lies before the base time (which a real timer wheel never reports), so tests can show
+    /// the crate's warning.
     pub fn set_next_timer(&self, cpu: CpuId<N>, at: u64) {
         self.tick.next_timer[cpu.index()].store(at, Relaxed);
     }
@@ -397,6 +401,11 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// Pending softirqs on `cpu` ([`softirq`](crate::platform::softirq) bits).
     pub fn set_softirq_pending(&self, cpu: CpuId<N>, bits: u32) {
         self.tick.softirq_pending[cpu.index()].store(bits, Relaxed);
+    }
+
+    /// Whether `cpu`'s bottom halves are blocked (PREEMPT_RT's `local_bh_blocked()`).
+    pub fn set_local_bh_blocked(&self, cpu: CpuId<N>, blocked: bool) {
+        self.tick.bh_blocked[cpu.index()].store(blocked, Relaxed);
     }
 
     /// The running task's tick dependencies on `cpu`.
@@ -662,6 +671,9 @@ impl<const N: usize, const HZ: u32> TickHardware<N> for HostPlatform<N, HZ> {
     }
     fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32 {
         self.tick.softirq_pending[cpu.index()].load(Relaxed)
+    }
+    fn local_bh_blocked(&self, cpu: CpuId<N>) -> bool {
+        self.tick.bh_blocked[cpu.index()].load(Relaxed)
     }
     fn cpu_online(&self, cpu: CpuId<N>) -> bool {
         self.tick.online[cpu.index()].load(Relaxed)

@@ -396,7 +396,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `tick_nohz_next_event()`: when `cpu` next needs a tick, or 0 to keep ticking (only
     /// while the tick is not already stopped; once STOPPED this never returns 0). Caches the
-    /// result (`timer_expires`, `timer_expires_base`).
+    /// result (`timer_expires`, `timer_expires_base`). A next timer before the base time (the
+    /// last jiffies update) is a [`Warning::NextTimerInPast`] and counts as due at the base.
     pub fn tick_nohz_next_event<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
         let ts = self.tick_sched(cpu);
         let tick = tick_nsec(Pl::HZ);
@@ -404,13 +405,20 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         ts.last_jiffies.store(basej.get(), Relaxed);
         ts.timer_expires_base.store(basemono, Relaxed);
 
-        let next_tick = if plat.cpu_needs_tick(cpu) {
+        let mut next_tick = if plat.cpu_needs_tick(cpu) {
             basemono.saturating_add(tick)
         } else {
             let next = plat.next_timer_interrupt(cpu, basej, basemono);
             ts.next_timer.store(next, Relaxed);
-            next.max(basemono)
+            next
         };
+        // Never before the base: a timer reported in the past is warned about, then due now.
+        if self
+            .warn_at(cpu)
+            .warn_on(basemono > next_tick, Warning::NextTimerInPast)
+        {
+            next_tick = basemono;
+        }
 
         // A tick due within the next period: keep ticking, unless the tick is already stopped.
         if next_tick - basemono <= tick && !ts.test(TsFlags::STOPPED) {
@@ -491,9 +499,18 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `can_stop_idle_tick()`: may `cpu` stop its tick in the idle loop? Not without NO_HZ
-    /// mode, with a reschedule or a softirq pending (a CPU going down ignores the hotplug-safe
-    /// ones), nor while it must keep timekeeping going for NO_HZ_FULL CPUs. Warns for an
-    /// offline CPU (and goes on) and when NO_HZ_FULL runs with no timekeeper.
+    /// mode, with a reschedule or a softirq pending, nor while it must keep timekeeping going
+    /// for NO_HZ_FULL CPUs. Warns for an offline CPU (and goes on) and when NO_HZ_FULL runs
+    /// with no timekeeper.
+    ///
+    /// A pending softirq (`report_idle_softirq`) keeps the tick and is a warning
+    /// ([`Warning::IdleSoftirqPending`], every time): idle should not be reached with one,
+    /// since raising it outside interrupt context wakes ksoftirqd (need_resched). Only the
+    /// kernel's own exceptions are silent, and then the tick may stop: a CPU going down
+    /// ignores the hotplug-safe softirqs (ksoftirqd is parked), and on PREEMPT_RT blocked
+    /// bottom halves ([`local_bh_blocked`](crate::platform::TickHardware::local_bh_blocked))
+    /// mean the softirq waits on a lock. Older kernels (before 5.18) did not warn for
+    /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate.
     pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
         let ts = self.tick_sched(cpu);
         self.warn_at(cpu)
@@ -508,7 +525,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if !self.cpu_active(cpu) {
             pending &= !softirq::HOTPLUG_SAFE_MASK;
         }
-        if pending != 0 {
+        if pending != 0 && !plat.local_bh_blocked(cpu) {
+            // report_idle_softirq: a softirq idle should never see; keep the tick.
+            self.warn_at(cpu).warn(Warning::IdleSoftirqPending);
             return false;
         }
         // With NO_HZ_FULL CPUs (the kernel's tick_nohz_full_enabled(), a static key set at
@@ -713,10 +732,17 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// The sched timer firing on `cpu` (`tick_nohz_handler` / `tick_sched_timer`): takes the
-    /// timekeeping duty if nobody has it (NO_HZ_FULL CPUs never do), updates jiffies if it is the
-    /// timekeeper, and, with the tick stopped on the idle task, bumps `idle_jiffies`; then runs
-    /// the scheduler tick. A periodic tick is re-armed one period on; a stopped one is not.
+    /// timekeeping duty if nobody has it, updates jiffies if it is the timekeeper, and, with the
+    /// tick stopped on the idle task, bumps `idle_jiffies`; then runs the scheduler tick. A
+    /// periodic tick is re-armed one period on; a stopped one is not.
+    ///
+    /// `tick_sched_do_timer`, as current kernels have it (since 08ae95f4fd3b): any CPU takes an
+    /// orphaned duty, a NO_HZ_FULL one too, and keeps time on this very tick; if NO_HZ_FULL CPUs
+    /// exist (`tick_nohz_full_running`) that is a [`Warning::DoTimerOrphaned`], since their
+    /// timekeeper never gives the duty up. (Kernels before it left the duty to the next
+    /// housekeeping CPU, silently.)
     #[doc(alias = "tick_nohz_handler")]
+    #[doc(alias = "tick_sched_do_timer")]
     pub fn tick_sched_timer<Pl: TickPlatform<N>>(
         &self,
         cpu: CpuId<N>,
@@ -724,12 +750,18 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ) -> Option<crate::nohz::KickDecision<N>> {
         let ts = self.tick_sched(cpu);
         let now = plat.ktime_get();
-        // tick_sched_do_timer
-        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
-        if owner == TICK_DO_TIMER_NONE && !self.tick_nohz_full_cpu(cpu) {
+        // tick_sched_do_timer: one racy read of the owner. Two CPUs taking an orphaned duty at
+        // once is harmless: the jiffies update serialises itself.
+        let mut owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        if owner == TICK_DO_TIMER_NONE {
+            self.warn_at(cpu).warn_on(
+                !self.nohz_full.is_empty(self.nr_cpu_ids()),
+                Warning::DoTimerOrphaned,
+            );
             self.set_tick_do_timer_cpu(Some(cpu));
+            owner = cpu.index() as u32;
         }
-        if self.tick_globals.do_timer_cpu.load(Relaxed) == cpu.index() as u32 {
+        if owner == cpu.index() as u32 {
             plat.update_jiffies(now);
         }
         // tick_sched_handle

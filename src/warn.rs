@@ -53,11 +53,26 @@ pub enum Warning {
     /// `tick_nohz_stop_tick` found the tick stopped at the expiry it wants, but the sched timer
     /// set elsewhere (the kernel's `WARN_ONCE` before reprogramming).
     TickNotProgrammed,
+    /// `can_stop_idle_tick` found a softirq pending on the idle CPU (`report_idle_softirq`'s
+    /// "NOHZ tick-stop error: local softirq work is pending"), and keeps the tick. Not for the
+    /// hotplug-safe softirqs of a CPU going down, nor while bottom halves are blocked
+    /// (PREEMPT_RT): there the kernel lets the tick stop without a word. The kernel prints only
+    /// the first 10 (one limit for the whole system) and keeps the tick after that too; the
+    /// limit only spares the console, so the crate counts every hit.
+    IdleSoftirqPending,
+    /// `tick_sched_do_timer` found the timekeeping duty orphaned (`tick_do_timer_cpu ==
+    /// TICK_DO_TIMER_NONE`) while NO_HZ_FULL CPUs exist (`WARN_ON_ONCE(tick_nohz_full_running)`):
+    /// their timekeeper should never have let it go. The ticking CPU takes the duty anyway.
+    DoTimerOrphaned,
+    /// `tick_nohz_next_event` got a next timer before its base time, the last jiffies update
+    /// (`WARN_ON_ONCE(basemono > next_tick)`): the platform broke its contract. The timer
+    /// counts as due at the base.
+    NextTimerInPast,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 13] = [
+    pub const ALL: [Warning; 16] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -71,6 +86,9 @@ impl Warning {
         Warning::OfflineCpuIdle,
         Warning::NoTimekeeper,
         Warning::TickNotProgrammed,
+        Warning::IdleSoftirqPending,
+        Warning::DoTimerOrphaned,
+        Warning::NextTimerInPast,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -90,6 +108,9 @@ impl Warning {
             Warning::OfflineCpuIdle => 10,
             Warning::NoTimekeeper => 11,
             Warning::TickNotProgrammed => 12,
+            Warning::IdleSoftirqPending => 13,
+            Warning::DoTimerOrphaned => 14,
+            Warning::NextTimerInPast => 15,
         }
     }
 }

@@ -694,8 +694,10 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Sim<P, HZ> {
     fn cpu_needs_tick(&self, _cpu: Cpu) -> bool {
         false
     }
-    fn next_timer_interrupt(&self, cpu: Cpu, _basej: Jiffies, _basem: u64) -> u64 {
-        self.cpus[cpu.index()].next_timer.load(Relaxed)
+    fn next_timer_interrupt(&self, cpu: Cpu, _basej: Jiffies, basem: u64) -> u64 {
+        // A wakeup timer already expired (its interrupt not handled yet) is due now, at the
+        // base, as the kernel's timer wheel reports it; never earlier (the crate warns).
+        self.cpus[cpu.index()].next_timer.load(Relaxed).max(basem)
     }
     fn timer_base_try_to_set_idle(&self, cpu: Cpu, _basej: Jiffies, _basem: u64) -> Option<u64> {
         let c = &self.cpus[cpu.index()];

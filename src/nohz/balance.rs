@@ -198,7 +198,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// The NOHZ-visible part of `sched_balance_newidle()` on `cpu`, about to go idle: the
-    /// misfit status is cleared; a CPU with a queued wakeup or an inactive one stops there;
+    /// misfit status is cleared if the machine has asymmetric CPU capacity
+    /// ([`sched_asym_cpucap_active`](Self::sched_asym_cpucap_active); on a symmetric machine
+    /// `update_misfit_status(NULL, rq)` returns at once and `misfit_task_load` is left as it
+    /// was); a CPU with a queued wakeup or an inactive one stops there;
     /// otherwise the platform's domain walk tries to pull a task (skipped for a CPU without a
     /// domain, which still goes on), `rq.next_balance` is pulled in to `jiffies + HZ` or the
     /// walk's earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
@@ -207,8 +210,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     pub fn newidle_balance<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
         self.check_on_cpu(cpu, plat);
         let rq = self.rq(cpu);
-        // update_misfit_status(NULL, rq), before any early return.
-        rq.set_misfit_task_load(0);
+        // update_misfit_status(NULL, rq), before any early return: without a task it only
+        // clears the status, and only once asymmetric capacity is active.
+        if self.sched_asym_cpucap_active() {
+            rq.set_misfit_task_load(0);
+        }
         if rq.ttwu_pending() || !self.cpu_active(cpu) {
             return false;
         }

@@ -417,6 +417,8 @@ pub struct Machine<P: Policy, const N: usize, const W: usize> {
     pub(crate) tick_globals: CachePadded<TickGlobals>,
     pub(crate) irqtime: PerCpu<IrqTime, N>,
     pub(crate) sched_clock_irqtime: StaticKey,
+    /// `sched_asym_cpucapacity`: on while some CPU has an asymmetric-capacity domain.
+    sched_asym_cpucapacity: StaticKey,
     warnings: Warnings<N>,
     _policy: PhantomData<P>,
 }
@@ -461,6 +463,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 }),
                 irqtime: crate::sync::per_cpu_array!(IrqTime::new(); N),
                 sched_clock_irqtime: StaticKey::new_false(),
+                sched_asym_cpucapacity: StaticKey::new_false(),
                 warnings: Warnings::new(),
                 _policy: PhantomData,
             }
@@ -472,12 +475,21 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// it) and a housekeeping CPU (clear the NO_HZ_FULL ones afterwards through
     /// [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
     /// `nohz.next_blocked` (`init_sched_fair_class`) and each rq's `next_balance` and
-    /// `last_blocked_load_update_tick` (`sched_init`) to now, and
+    /// `last_blocked_load_update_tick` (`sched_init`) to now, each rq's `avg_idle` to the
+    /// kernel's starting value `2 * SCHED_MIGRATION_COST_NS` (`sched_init`; the embedding then
+    /// keeps it current with [`Rq::set_avg_idle`]), and
     /// builds the per-LLC state from the platform's topology. `boot_cpu` (the CPU running this
     /// call, `smp_processor_id()` at boot) keeps time first (`tick_do_timer_cpu`, set by
     /// `tick_setup_device` on the first CPU whose tick device comes up) until its tick stops
     /// and hands the duty off. Refused, changing nothing, for a count of 0 or above `N`, a
     /// boot CPU at or above the count, an inconsistent topology, or a second call.
+    ///
+    /// The topology is checked with the count in place: a platform may build the CPU ids it
+    /// answers with from this machine ([`cpu`](Self::cpu)), which succeeds only once
+    /// `nr_cpu_ids` is set, so `init` publishes the count first, asks the platform, and on a
+    /// refused topology withdraws the count again (the machine reads as never booted; nothing
+    /// else was touched). It runs at boot, before anything else uses the machine; a second
+    /// `init` racing it is refused as a second call.
     #[doc(alias = "init_sched_fair_class")]
     #[doc(alias = "sched_init")]
     pub fn init<Pl: Platform<N>>(
@@ -494,9 +506,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         let nr_ids = NrCpuIds::<N>::new(nr).map_err(InitError::Cpus)?;
         let boot = nr_ids.cpu(boot_cpu).map_err(InitError::Cpus)?;
-        self.check_topology(nr_ids, plat)
-            .map_err(InitError::Topology)?;
-        let nr_ids = self.nr_cpu_ids.init(nr).map_err(InitError::Cpus)?;
+        // Visible to the platform's `Machine::cpu` calls from here on; withdrawn on refusal.
+        self.nr_cpu_ids.claim(nr_ids).map_err(InitError::Cpus)?;
+        if let Err(e) = self.check_topology(nr_ids, plat) {
+            self.nr_cpu_ids.withdraw(nr_ids);
+            return Err(InitError::Topology(e));
+        }
         let now = plat.jiffies();
         for (cpu, rq) in self.rqs.iter(nr_ids) {
             self.housekeeping.set(cpu);
@@ -504,6 +519,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // sched_init: both start at boot time.
             rq.set_next_balance(now);
             rq.set_last_blocked_load_update_tick(now);
+            // sched_init: until the scheduler has measured it, a CPU is taken to idle for
+            // twice the migration cost (long enough for newidle's blocked-load refresh).
+            rq.set_avg_idle(2 * SCHED_MIGRATION_COST_NS);
         }
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);
@@ -719,6 +737,43 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         // rcu_assign_pointer: the copy above, then the word that makes it current.
         self.domains_gen
             .store(next, SCHED_DOMAINS_PUBLISH.ordering());
+        self.update_asym_cpucapacity_key(nr, plat);
+    }
+
+    /// The domain build's `sched_asym_cpucapacity` update: the key is on while any CPU has an
+    /// `SD_ASYM_CPUCAPACITY` domain (a CPU without a base domain has none, whatever the
+    /// platform says). The kernel counts one reference per domain partition that has such a
+    /// domain (`build_sched_domains` increments, `detach_destroy_domains` decrements); the crate
+    /// rebuilds the whole machine as one partition, so the count is 0 or 1 and the boolean API
+    /// keeps it there (silently: the key is the crate's own, never shared with `inc`/`dec`).
+    fn update_asym_cpucapacity_key<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+        let asym = nr
+            .iter()
+            .any(|cpu| self.rq(cpu).has_sched_domain() && plat.has_asym_cpucapacity(cpu));
+        let sink = self.warnings.cpu_less();
+        if asym {
+            self.sched_asym_cpucapacity.enable(&sink);
+        } else {
+            self.sched_asym_cpucapacity.disable(&sink);
+        }
+    }
+
+    /// `sched_asym_cpucap_active()`: some CPU of the machine has asymmetric CPU capacity (the
+    /// `sched_asym_cpucapacity` static key, derived from the topology at [`init`](Self::init)
+    /// and on every [`rebuild_sched_domains`](Self::rebuild_sched_domains)). A system-wide
+    /// answer: on an asymmetric machine it is true on every CPU, including those of a
+    /// symmetric partition, as in the kernel.
+    ///
+    /// A [`StaticKey`] on a line of its own rather than a platform call: newidle reads it each
+    /// time a CPU goes idle, and the domain build writes it, so every reader's copy stays
+    /// valid and the read is one load that hits; and the crate already applies the kernel's
+    /// domain-building rules to the platform's per-CPU answers, so the answer cannot disagree
+    /// with them. Like the kernel's key it orders nothing: a CPU racing a rebuild may see either
+    /// value, as the kernel's may run either branch while the sites are patched.
+    #[doc(alias = "sched_asym_cpucapacity")]
+    #[inline(always)]
+    pub fn sched_asym_cpucap_active(&self) -> bool {
+        self.sched_asym_cpucapacity.unlikely()
     }
 }
 

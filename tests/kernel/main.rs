@@ -15,6 +15,7 @@ mod nohz_csd_func;
 mod nohz_idle_balance;
 mod nohz_newidle_balance;
 mod nohz_run_idle_balance;
+mod sched_init;
 mod sched_tick;
 mod seed_000;
 mod seed_001;

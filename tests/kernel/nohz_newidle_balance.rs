@@ -1,10 +1,10 @@
 //! `sched_balance_newidle`'s NOHZ-visible effects and `nohz_newidle_balance`.
 
-use crate::{World, both};
+use crate::{N, Plat, START, World, both};
 use nohz::nohz::SCHED_MIGRATION_COST_NS;
 use nohz::platform::NewidleOutcome;
 use nohz::testing::Event;
-use nohz::{NohzFlags, Policy};
+use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
 
 /// CPU 3 about to go idle with a long expected idle; blocked load pending and due.
 fn setup<P: Policy>() -> World<P> {
@@ -29,7 +29,6 @@ fn nothing_pulled_requests_a_local_refresh<P: Policy>() {
     let w = setup::<P>();
     assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
     assert!(newilb(&w));
-    assert_eq!(w.m.rq(w.cpu(3)).misfit_task_load(), 0);
     assert_eq!(w.events(), [Event::NewidleBalance { cpu: w.cpu(3) }]);
     assert!(w.ipis().is_empty(), "no IPI for NEWILB");
 }
@@ -71,17 +70,88 @@ fn short_idle_or_nothing_blocked_or_not_due_requests_nothing<P: Policy>() {
     assert!(newilb(&w), "at next_blocked the refresh is due");
 }
 
-fn wakeup_pending_or_inactive_returns_after_clearing_misfit<P: Policy>() {
+fn wakeup_pending_or_inactive_returns_early<P: Policy>() {
     let w = setup::<P>();
     w.m.rq(w.cpu(3)).set_ttwu_pending(true);
     assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
-    assert_eq!(w.m.rq(w.cpu(3)).misfit_task_load(), 0);
     assert!(!newilb(&w) && w.events().is_empty());
 
     let w = setup::<P>();
     w.deactivate(3);
     w.m.newidle_balance(w.cpu(3), &w.p);
     assert!(!newilb(&w) && w.events().is_empty());
+}
+
+/// `update_misfit_status(NULL, rq)` returns at once unless asymmetric CPU capacity is active:
+/// on a symmetric machine newidle leaves `misfit_task_load` as it was, on every path.
+fn symmetric_capacity_leaves_misfit_alone<P: Policy>() {
+    let w = setup::<P>();
+    assert!(!w.m.sched_asym_cpucap_active());
+    let rq = w.m.rq(w.cpu(3));
+    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert_eq!(rq.misfit_task_load(), 7, "after the domain walk");
+    rq.set_ttwu_pending(true);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(rq.misfit_task_load(), 7, "on the early return");
+}
+
+/// With asymmetric capacity (any CPU in an `SD_ASYM_CPUCAPACITY` domain) newidle clears the
+/// misfit status first, before any early return. The machine learns it from the topology.
+fn asymmetric_capacity_clears_misfit_before_any_early_return<P: Policy>() {
+    let w = setup::<P>();
+    w.p.set_asym_cpucapacity(true);
+    assert!(
+        !w.m.sched_asym_cpucap_active(),
+        "read when the domains are built"
+    );
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert!(w.m.sched_asym_cpucap_active());
+    let rq = w.m.rq(w.cpu(3));
+    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert_eq!(rq.misfit_task_load(), 0, "after the domain walk");
+    rq.set_misfit_task_load(7);
+    rq.set_ttwu_pending(true);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(rq.misfit_task_load(), 0, "before the wakeup's early return");
+    rq.set_ttwu_pending(false);
+    rq.set_misfit_task_load(7);
+    w.deactivate(3);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(
+        rq.misfit_task_load(),
+        0,
+        "before the inactive CPU's early return"
+    );
+    // Symmetric again from the next rebuild on.
+    w.m.cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.p.set_asym_cpucapacity(false);
+    w.m.rebuild_sched_domains(&w.p).unwrap();
+    assert!(!w.m.sched_asym_cpucap_active());
+    rq.set_misfit_task_load(7);
+    w.m.newidle_balance(w.cpu(3), &w.p);
+    assert_eq!(rq.misfit_task_load(), 7);
+    assert_eq!(w.warnings(), 0);
+}
+
+/// The system-wide key comes from the per-CPU answers at init too, and only CPUs with a base
+/// domain can have an asymmetric-capacity one.
+fn the_asym_key_is_derived_at_init_from_cpus_with_a_domain<P: Policy>() {
+    let nr = NrCpuIds::<N>::new(4).unwrap();
+    let p = Plat::new(nr, Jiffies::new(START));
+    p.set_asym_cpucapacity(true);
+    let m = Machine::<P, N, 1>::new();
+    assert!(!m.sched_asym_cpucap_active(), "a false key until init");
+    m.init(4, 0, &p).unwrap();
+    assert!(m.sched_asym_cpucap_active(), "set by init's domain build");
+    for cpu in nr.iter() {
+        p.set_sched_domain(cpu, false);
+    }
+    m.rebuild_sched_domains(&p).unwrap();
+    assert!(!m.sched_asym_cpucap_active(), "no CPU has a domain");
+    p.set_sched_domain(nr.cpu(2).unwrap(), true);
+    m.rebuild_sched_domains(&p).unwrap();
+    assert!(m.sched_asym_cpucap_active(), "one CPU is enough");
+    assert_eq!(m.warnings().total(nr), 0);
 }
 
 fn isolated_cpu_skips_the_walk_but_still_requests<P: Policy>() {
@@ -121,7 +191,10 @@ both!(
     nothing_pulled_requests_a_local_refresh,
     pulled_task_requests_nothing,
     short_idle_or_nothing_blocked_or_not_due_requests_nothing,
-    wakeup_pending_or_inactive_returns_after_clearing_misfit,
+    wakeup_pending_or_inactive_returns_early,
+    symmetric_capacity_leaves_misfit_alone,
+    asymmetric_capacity_clears_misfit_before_any_early_return,
+    the_asym_key_is_derived_at_init_from_cpus_with_a_domain,
     isolated_cpu_skips_the_walk_but_still_requests,
     next_balance_is_pulled_in,
 );

@@ -1,9 +1,9 @@
 //! `tick_nohz_next_event`: keep ticking or how long to sleep.
 
 use crate::{World, both};
-use nohz::Policy;
 use nohz::platform::KTIME_MAX;
 use nohz::testing::START_NS;
+use nohz::{Policy, Warning};
 
 const TICK: u64 = 1_000_000;
 
@@ -79,10 +79,47 @@ fn once_stopped_it_never_returns_zero<P: Policy>() {
     assert_eq!(w.m.tick_nohz_next_event(c, &w.p), START_NS + TICK);
 }
 
+/// `WARN_ON_ONCE(basemono > next_tick)`: a next timer reported in the past is a platform bug;
+/// it warns and counts as due now.
+fn a_next_timer_in_the_past_warns_and_counts_as_now<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c = w.cpu(1);
+    // Jiffies were last updated 3 ticks on; the platform reports a timer from before that.
+    w.p.advance_time_ns(3 * TICK);
+    let base = START_NS + 3 * TICK;
+    w.p.set_next_timer(c, START_NS + TICK);
+    assert_eq!(
+        w.m.tick_nohz_next_event(c, &w.p),
+        0,
+        "due now: keep ticking"
+    );
+    assert_eq!(
+        w.ts(1).next_timer(),
+        START_NS + TICK,
+        "recorded as reported"
+    );
+    assert_eq!(w.warnings(), 1);
+    // Once stopped, the clamped time is the answer: the base itself.
+    w.p.set_next_timer(c, base + 20 * TICK);
+    w.m.tick_nohz_next_event(c, &w.p);
+    w.m.tick_stop(c, &w.p);
+    assert!(w.ts(1).tick_stopped());
+    assert_eq!(w.warnings(), 1);
+    w.p.set_next_timer(c, base - 1);
+    assert_eq!(w.m.tick_nohz_next_event(c, &w.p), base);
+    assert_eq!(w.warnings(), 2);
+    // A timer exactly at the base is not in the past.
+    w.p.set_next_timer(c, base);
+    assert_eq!(w.m.tick_nohz_next_event(c, &w.p), base);
+    assert_eq!(w.warnings(), 2);
+    assert_eq!(w.m.warnings().of_kind(Warning::NextTimerInPast), 2);
+}
+
 both!(
     a_timer_within_a_tick_keeps_ticking,
     a_cpu_that_needs_the_tick_keeps_it,
     others_sleep_until_their_timer_the_timekeeper_is_bounded,
     the_last_timekeeper_stays_bounded_while_nobody_keeps_time,
     once_stopped_it_never_returns_zero,
+    a_next_timer_in_the_past_warns_and_counts_as_now,
 );

@@ -1,9 +1,9 @@
 //! The sched timer firing: timekeeping takeover, `idle_jiffies`, re-arming, `sched_tick`.
 
 use crate::{World, both};
-use nohz::Policy;
 use nohz::nohz::KickDecision;
 use nohz::testing::{Event, START_NS};
+use nohz::{Policy, Warning};
 
 const TICK: u64 = 1_000_000;
 
@@ -31,14 +31,45 @@ fn the_timekeeper_updates_jiffies_and_a_free_duty_is_taken<P: Policy>() {
     w.m.set_tick_do_timer_cpu(None);
     w.m.tick_sched_timer(w.cpu(2), &w.p);
     assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(2)));
+    assert_eq!(
+        w.warnings(),
+        0,
+        "without NO_HZ_FULL an orphaned duty is normal"
+    );
 }
 
-fn nohz_full_cpus_never_take_the_duty<P: Policy>() {
+/// `tick_sched_do_timer`: whoever ticks first takes an orphaned duty, a NO_HZ_FULL CPU too;
+/// with NO_HZ_FULL running the duty should never have been dropped, so it is a warning.
+fn an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full<P: Policy>() {
     let w = World::<P>::new(4);
     w.nohz_full(3);
     w.m.set_tick_do_timer_cpu(None);
+    let j0 = w.now();
+    w.p.set_time_ns(START_NS + 2 * TICK);
     w.m.tick_sched_timer(w.cpu(3), &w.p);
-    assert_eq!(w.m.tick_do_timer_cpu(), None);
+    assert_eq!(
+        w.m.tick_do_timer_cpu(),
+        Some(w.cpu(3)),
+        "a NO_HZ_FULL CPU takes it"
+    );
+    assert_eq!(w.now().since(j0), 2, "and keeps time on this very tick");
+    assert_eq!(w.warnings(), 1);
+    // The owner's next tick is no takeover: silent.
+    w.p.set_time_ns(START_NS + 3 * TICK);
+    w.m.tick_sched_timer(w.cpu(3), &w.p);
+    assert_eq!(w.now().since(j0), 3);
+    assert_eq!(w.warnings(), 1);
+    // A housekeeping CPU taking an orphaned duty is warned about too: NO_HZ_FULL is running.
+    w.m.set_tick_do_timer_cpu(None);
+    w.m.tick_sched_timer(w.cpu(1), &w.p);
+    assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(1)));
+    assert_eq!(w.warnings(), 2);
+    assert_eq!(w.m.warnings().of_kind(Warning::DoTimerOrphaned), 2);
+    assert_eq!(
+        w.m.warnings().on_cpu(w.cpu(1)),
+        1,
+        "counted on the CPU that took it"
+    );
 }
 
 fn a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed<P: Policy>() {
@@ -69,6 +100,6 @@ fn a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed<P: Poli
 both!(
     a_periodic_tick_rearms_and_runs_the_scheduler_tick,
     the_timekeeper_updates_jiffies_and_a_free_duty_is_taken,
-    nohz_full_cpus_never_take_the_duty,
+    an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full,
     a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed,
 );

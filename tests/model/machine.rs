@@ -82,6 +82,8 @@ impl<P: Policy> Sut<P> {
             taken: Vec::new(),
         };
         sut.set_platform_topology();
+        // Part of the topology the domain build reads (the asym-capacity key): set before init.
+        sut.p.set_asym_cpucapacity(cfg.asym_capacity);
         sut.m
             .init(cfg.nr, 0, &sut.p)
             .expect("a consistent topology");
@@ -97,7 +99,6 @@ impl<P: Policy> Sut<P> {
             }
             sut.p.set_asym_packing(cpu, cfg.asym_prio[c]);
         }
-        sut.p.set_asym_cpucapacity(cfg.asym_capacity);
         sut
     }
 
@@ -505,6 +506,7 @@ pub struct View {
     pub tick_do_timer_cpu: Option<usize>,
     pub key_count: i32,
     pub irqtime_enabled: bool,
+    pub asym_cpucap_active: bool,
     pub warnings_outside_cpus: u64,
     pub warnings_by_kind: BTreeMap<String, u64>,
     pub cpus: Vec<CpuView>,
@@ -533,6 +535,7 @@ pub fn model_view(m: &Model) -> View {
         tick_do_timer_cpu: m.do_timer,
         key_count: m.key_count,
         irqtime_enabled: m.irqtime_enabled(),
+        asym_cpucap_active: m.asym_key,
         warnings_outside_cpus: m.warn_less,
         warnings_by_kind: m
             .warn_kind
@@ -594,6 +597,7 @@ pub fn sut_view<P: Policy>(s: &Sut<P>) -> View {
         tick_do_timer_cpu: m.tick_do_timer_cpu().map(CpuId::index),
         key_count: m.sched_clock_irqtime().count(),
         irqtime_enabled: m.irqtime_enabled(),
+        asym_cpucap_active: m.sched_asym_cpucap_active(),
         warnings_outside_cpus: w.outside_cpus(),
         warnings_by_kind: Warning::ALL
             .iter()
@@ -659,7 +663,8 @@ pub fn diff(sut: &View, model: &View) -> Vec<String> {
     }
     fields!(sut, model, "";
         jiffies, has_blocked_load, needs_update, next_balance, next_blocked, nr_cpus,
-        tick_do_timer_cpu, key_count, irqtime_enabled, warnings_outside_cpus, warnings_by_kind,
+        tick_do_timer_cpu, key_count, irqtime_enabled, asym_cpucap_active, warnings_outside_cpus,
+        warnings_by_kind,
         events, decision, newilb_pass, key, pulled, stop, skipped);
     for (c, (a, b)) in sut.cpus.iter().zip(&model.cpus).enumerate() {
         fields!(a, b, format!("cpu{c}.");

@@ -78,6 +78,8 @@ pub enum Wk {
     // (OfflineCpuIdle cannot happen here: every CPU stays online; hotplug stops at inactive.)
     NoTimekeeper,
     TickNotProgrammed,
+    IdleSoftirqPending,
+    DoTimerOrphaned,
 }
 
 /// One action of the platform the crate asks for (the NOHZ ones; tick hardware is left out).
@@ -584,6 +586,9 @@ pub struct Model {
     pub nr_cpus: u32,
     /// `nr_busy_cpus`, indexed by the LLC's lowest CPU.
     pub llc_busy: Vec<i32>,
+    /// `sched_asym_cpucapacity`: some CPU with a domain has an asymmetric-capacity one (set
+    /// by the domain build).
+    pub asym_key: bool,
     pub do_timer: Option<usize>,
     /// The host's monotonic clock and the time of its last jiffies update (ns).
     pub ns: u64,
@@ -625,6 +630,7 @@ impl Model {
             next_blocked: now,
             nr_cpus: 0,
             llc_busy: vec![0; nr],
+            asym_key: false,
             do_timer: Some(0),
             ns: START_NS,
             last_jiffies_update: START_NS,
@@ -975,6 +981,7 @@ impl Model {
                 self.llc_busy[l] += 1;
             }
         }
+        self.asym_key = self.cfg.asym_capacity && self.cpus.iter().any(|c| c.has_domain);
     }
 
     // ---------------------------------------------------------------- fair.c (spec §5)
@@ -1258,8 +1265,11 @@ impl Model {
 
     fn newidle_balance(&mut self, c: usize, long_idle: bool, pulls: bool) -> bool {
         self.check_on_cpu(c);
-        // update_misfit_status(NULL, rq), before any early return.
-        self.cpus[c].misfit = false;
+        // update_misfit_status(NULL, rq), before any early return; it returns at once unless
+        // asymmetric capacity is active (on a symmetric machine the status stays).
+        if self.asym_key {
+            self.cpus[c].misfit = false;
+        }
         if self.cpus[c].ttwu || !self.cpus[c].active {
             return false;
         }
@@ -1300,6 +1310,8 @@ impl Model {
             pending &= !SOFTIRQ_HOTPLUG_SAFE;
         }
         if pending != 0 {
+            // report_idle_softirq (no PREEMPT_RT here): kept, and reported.
+            self.warn(Some(c), Wk::IdleSoftirqPending);
             return false;
         }
         if self.any_nohz_full() {
@@ -1484,7 +1496,11 @@ impl Model {
 
     fn tick_sched_timer(&mut self, c: usize) -> Option<Decision> {
         let now = self.ns;
-        if self.do_timer.is_none() && !self.cfg.nohz_full[c] {
+        // tick_sched_do_timer: anyone takes an orphaned duty; under NO_HZ_FULL it is a bug.
+        if self.do_timer.is_none() {
+            if self.any_nohz_full() {
+                self.warn(Some(c), Wk::DoTimerOrphaned);
+            }
             self.do_timer = Some(c);
         }
         if self.do_timer == Some(c) {
