@@ -341,6 +341,10 @@ struct LlcShared {
     /// `sd_llc_size` as the last rebuild counted it: the CPUs with a base domain that name
     /// this slot's CPU as their LLC leader. Written only by a rebuild.
     span_weight: AtomicU32,
+    /// The lowest CPU with a base domain that names this slot's CPU as its hardware LLC
+    /// leader: the LLC domain's first CPU (`sd_llc_id`) once inactive and isolated CPUs are
+    /// left out. Written only by a rebuild.
+    first: AtomicU32,
 }
 
 /// Why a topology (re)build was refused; nothing was changed.
@@ -452,6 +456,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                     LlcShared {
                         nr_busy_cpus: [AtomicI32::new(0), AtomicI32::new(0)],
                         span_weight: AtomicU32::new(0),
+                        first: AtomicU32::new(u32::MAX),
                     }; N
                 ),
                 domains_gen: CachePadded::new(AtomicU32::new(0)),
@@ -715,23 +720,39 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let leader_of = |cpu| plat.llc_leader(cpu).filter(|_| has_domain(cpu));
         for (_, llc) in self.llcs.iter(nr) {
             llc.span_weight.store(0, Relaxed);
+            llc.first.store(u32::MAX, Relaxed);
+            llc.nr_busy_cpus[slot].store(0, Relaxed);
         }
+        // Ascending, so the first CPU counted under a hardware leader is the domain's first
+        // CPU: the leader itself unless it is inactive or isolated.
         for cpu in nr.iter() {
-            if let Some(leader) = leader_of(cpu) {
-                let weight = &self.llcs.get(leader).span_weight;
-                weight.store(weight.load(Relaxed) + 1, Relaxed);
+            if let Some(key) = leader_of(cpu) {
+                let llc = self.llcs.get(key);
+                llc.span_weight
+                    .store(llc.span_weight.load(Relaxed) + 1, Relaxed);
+                if llc.first.load(Relaxed) == u32::MAX {
+                    llc.first.store(cpu.index() as u32, Relaxed);
+                }
             }
         }
+        // The domain's first CPU (`sd_llc_id`) names it; its slot holds the busy count. A
+        // first CPU other than the hardware leader names that leader, so it is no key itself.
+        let first_of = |key: CpuId<N>| {
+            let llc = self.llcs.get(key);
+            (llc.span_weight.load(Relaxed) >= 2)
+                .then(|| nr.cpu(llc.first.load(Relaxed) as usize).ok())
+                .flatten()
+        };
         for (cpu, rq) in self.rqs.iter(nr) {
-            let leader =
-                leader_of(cpu).filter(|&l| self.llcs.get(l).span_weight.load(Relaxed) >= 2);
+            let leader = leader_of(cpu).and_then(first_of);
             rq.set_domains(slot, has_domain(cpu), leader.map(CpuId::index));
         }
         // Every CPU of an LLC counts as busy in a fresh domain. Nobody else touches this copy.
-        for (_, llc) in self.llcs.iter(nr) {
-            let weight = llc.span_weight.load(Relaxed);
-            let busy = if weight >= 2 { weight as i32 } else { 0 };
-            llc.nr_busy_cpus[slot].store(busy, Relaxed);
+        for key in nr.iter() {
+            if let Some(first) = first_of(key) {
+                let weight = self.llcs.get(key).span_weight.load(Relaxed);
+                self.llcs.get(first).nr_busy_cpus[slot].store(weight as i32, Relaxed);
+            }
         }
         crate::sync::shared_store();
         // rcu_assign_pointer: the copy above, then the word that makes it current.

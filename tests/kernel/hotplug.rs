@@ -403,3 +403,28 @@ mod cycle {
         an_offline_online_cycle_leaves_a_freshly_booted_cpu, time_goes_on_when_the_timekeeper_dies,
     };
 }
+
+/// The LLC's first CPU goes down: the LLC domain of the others is led by the next CPU
+/// (`sd_llc_id` is the first CPU of the domain's span) and still counts them.
+fn the_llc_leader_goes_down_and_the_next_cpu_leads<P: Policy>() {
+    let w = World::<P>::with_llcs(4, 4);
+    w.m.set_tick_do_timer_cpu(Some(w.cpu(3)));
+    w.busy(0, 1);
+    w.m.cpu_deactivate(w.cpu(0), &w.p).unwrap();
+    for c in 1..4 {
+        assert_eq!(w.m.llc_leader(w.cpu(c)), Some(1), "CPU {c}");
+    }
+    assert_eq!(w.m.llc_leader(w.cpu(0)), None);
+    assert_eq!(w.busy_count(1), 3);
+    w.enter(2);
+    assert_eq!(w.busy_count(3), 2);
+    w.m.cpu_activate(w.cpu(0), &w.p).unwrap();
+    assert_eq!(w.m.llc_leader(w.cpu(2)), Some(0));
+    assert_eq!(w.busy_count(0), 4, "a fresh domain counts every CPU busy");
+    assert_eq!(w.warnings(), 0);
+}
+
+mod llc_leader {
+    crate::both!(the_llc_leader_goes_down_and_the_next_cpu_leads);
+    use super::the_llc_leader_goes_down_and_the_next_cpu_leads;
+}
