@@ -122,11 +122,11 @@ impl Report {
     pub fn table(&self) -> String {
         let mut out = String::new();
         out.push_str(
-            "scenario    policy   cpus pinned  gate  secs  idle_trans  kicks  ipis   ilb  tasks  invisible  violations  warnings\n",
+            "scenario    policy   cpus pinned  gate  secs  idle_trans  kicks  ipis   ilb  tasks  invisible  violations  warnings  hotplug\n",
         );
         for r in &self.runs {
             out.push_str(&format!(
-                "{:<11} {:<8} {:>4} {:>6} {:>5} {:>5.2} {:>11} {:>6} {:>5} {:>5} {:>6} {:>10} {:>11} {:>9}\n",
+                "{:<11} {:<8} {:>4} {:>6} {:>5} {:>5.2} {:>11} {:>6} {:>5} {:>5} {:>6} {:>10} {:>11} {:>9} {:>8}\n",
                 r.scenario,
                 r.policy,
                 r.logical_cpus,
@@ -144,7 +144,8 @@ impl Report {
                 r.tasks_completed,
                 r.invisible_idle_ticks,
                 r.invariant_violations,
-                r.warnings
+                r.warnings,
+                r.hotplug_cycles
             ));
         }
         if !self.comparisons.is_empty() {
@@ -199,6 +200,9 @@ mod tests {
             invisible_idle_ticks: invisible,
             invariant_violations: 0,
             warnings: 0,
+            hotplug_cycles: 0,
+            hotplug_refused: 0,
+            hotplug_checks: 0,
             tasks_per_sec: Some(tps),
             burst_ms: Some(10.0),
             pulled_to_nohz_full: Some(0),

@@ -108,6 +108,13 @@ pub struct RunStats {
     pub invariant_violations: u64,
     /// Crate warnings.
     pub warnings: u64,
+    /// CPUs taken offline and brought back (`--faults`).
+    pub hotplug_cycles: u64,
+    /// Deactivations the crate refused (the last active CPU, the NO_HZ_FULL timekeeper).
+    pub hotplug_refused: u64,
+    /// Hotplug invariant checks made (out of the mask once deactivated, no IPI while down,
+    /// a fresh CPU's state on return); each failure is also an invariant violation.
+    pub hotplug_checks: u64,
     /// `visibility`: tasks completed per second.
     pub tasks_per_sec: Option<f64>,
     /// `visibility`: median time from a burst's arrival to its last task's completion (ms).
@@ -201,6 +208,9 @@ fn base_stats<P: Policy, const HZ: u32>(
         invisible_idle_ticks: c.invisible_idle_ticks.load(Relaxed),
         invariant_violations: c.invariant_violations.load(Relaxed),
         warnings: sim.m.warnings().total(sim.nr()),
+        hotplug_cycles: c.hotplug_cycles.load(Relaxed),
+        hotplug_refused: c.hotplug_refused.load(Relaxed),
+        hotplug_checks: c.hotplug_checks.load(Relaxed),
         tasks_per_sec: None,
         burst_ms: None,
         pulled_to_nohz_full: None,

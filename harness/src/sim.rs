@@ -52,6 +52,11 @@ pub struct Faults {
     pub jiffies_jump: usize,
     /// ... about once every this many milliseconds.
     pub jump_every_ms: u64,
+    /// Take each CPU offline (deactivate, die, stay down, come back) about once every this
+    /// many milliseconds of its run (0: never). One CPU is down at a time.
+    pub hotplug_every_ms: u64,
+    /// How long a CPU stays down, in microseconds.
+    pub offline_us: u64,
 }
 
 impl Faults {
@@ -63,6 +68,8 @@ impl Faults {
             stall_every_ms: 20,
             jiffies_jump: 5,
             jump_every_ms: 50,
+            hotplug_every_ms: 40,
+            offline_us: 2_000,
         }
     }
 }
@@ -109,6 +116,13 @@ pub struct SimCpu {
     calls_at_entry: AtomicU64,
     waited_ns: AtomicU64,
     thread: OnceLock<Thread>,
+    /// The CPU's model RCU read-side state: odd while it is inside an interrupt (the crate's
+    /// tick, kick, csd and softirq paths all run there, with IRQs off in a kernel).
+    rcu: AtomicU64,
+    /// Deactivated and not yet back: no nohz IPI may reach it, it may not be in the idle mask.
+    down: AtomicBool,
+    /// Inside its own deactivation (its hotplug thread running).
+    deactivating: AtomicBool,
     /// Tasks this CPU completed.
     pub completed: AtomicU64,
     /// Times this CPU entered the idle loop.
@@ -137,6 +151,12 @@ pub struct Counters {
     pub invisible_idle_ticks: AtomicU64,
     /// Protocol violations seen (second IPI in flight, stuck kick bits, ...).
     pub invariant_violations: AtomicU64,
+    /// CPUs taken offline and brought back.
+    pub hotplug_cycles: AtomicU64,
+    /// Deactivations the crate refused (the last active CPU, the NO_HZ_FULL timekeeper).
+    pub hotplug_refused: AtomicU64,
+    /// Invariant checks made on hotplug (state after deactivation, at return, IPI targets).
+    pub hotplug_checks: AtomicU64,
 }
 
 /// A burst of tasks arriving together.
@@ -169,6 +189,9 @@ pub struct Sim<P: Policy, const HZ: u32> {
     /// Bursts of the run.
     pub bursts: Mutex<Vec<Burst>>,
     jumps: AtomicUsize,
+    /// The hotplug lock: one CPU changes state at a time, as the kernel's `cpu_hotplug_lock`
+    /// serializes hotplug (and the crate's domain rebuilds with it).
+    hotplug: Mutex<()>,
 }
 
 impl<P: Policy, const HZ: u32> Sim<P, HZ> {
@@ -194,6 +217,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             counters: Counters::default(),
             bursts: Mutex::new(Vec::new()),
             jumps: AtomicUsize::new(0),
+            hotplug: Mutex::new(()),
         });
         for c in &sim.cpus {
             c.tick_expiry.store(tick_nsec(HZ), Relaxed);
@@ -330,7 +354,14 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         let mut clock = ThreadClock::start();
         let mut rng = fastrand::Rng::with_seed(0x5eed_0000 + i as u64);
         let mut next_stall = self.stall_deadline(&mut rng);
+        let mut next_hotplug = self.hotplug_deadline(&mut rng);
         while !self.stopping() {
+            if let Some(at) = next_hotplug
+                && Instant::now() >= at
+            {
+                self.hotplug_cycle(cpu);
+                next_hotplug = self.hotplug_deadline(&mut rng);
+            }
             self.service(cpu);
             if let Some(task) = self.pick(i) {
                 self.run_task(cpu, task, &mut rng, &mut next_stall);
@@ -355,6 +386,111 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             Instant::now()
                 + Duration::from_millis(rng.u64(1..=self.faults.stall_every_ms.max(1) * 2))
         })
+    }
+
+    fn hotplug_deadline(&self, rng: &mut fastrand::Rng) -> Option<Instant> {
+        let every = self.faults.hotplug_every_ms;
+        (every > 0 && self.nr.get() > 1)
+            .then(|| Instant::now() + Duration::from_millis(rng.u64(every / 2..=every * 3 / 2)))
+    }
+
+    /// Fault: `cpu` goes offline and comes back, from its own thread (its hotplug thread), in
+    /// the kernel's order: `sched_cpu_deactivate` (during whose grace period the CPU idles
+    /// once, its hotplug thread asleep), its tasks pushed away, `cpu_dying`, a while down,
+    /// then up again (tick set up, `sched_cpu_activate`). Checks the hotplug invariants on the
+    /// way: a deactivated CPU is out of the idle mask, receives no nohz IPI until it is back
+    /// (checked in `send_nohz_ipi`), and comes back in a freshly booted CPU's state.
+    fn hotplug_cycle(&self, cpu: Cpu) {
+        let Ok(_lock) = self.hotplug.try_lock() else {
+            return;
+        };
+        let i = cpu.index();
+        let c = &self.cpus[i];
+        self.push_tasks_away(i);
+        // The hotplug thread runs on the CPU.
+        let rq = self.m.rq(cpu);
+        rq.set_curr_is_idle(false);
+        self.sync_rq(i, 0, false);
+        c.deactivating.store(true, Relaxed);
+        let refused = self.m.cpu_deactivate(cpu, self).is_err();
+        c.deactivating.store(false, Relaxed);
+        if refused {
+            self.counters.hotplug_refused.fetch_add(1, Relaxed);
+            return;
+        }
+        // From here no nohz IPI may reach it, and it may not be registered.
+        c.down.store(true, Relaxed);
+        self.check(!self.m.nohz().idle_cpus_mask().test(cpu));
+        self.push_tasks_away(i);
+        // stop-machine: the dying CPU's last steps, its mailbox flushed by the crate.
+        if self.m.cpu_dying(cpu, self).is_err() {
+            self.check(false);
+        }
+        c.ipi_pending.store(false, Relaxed);
+        rq.set_curr_is_idle(true);
+        self.sync_rq(i, 0, true);
+        let until = Instant::now() + Duration::from_micros(self.faults.offline_us);
+        while Instant::now() < until && !self.stopping() {
+            self.check(!self.m.nohz().idle_cpus_mask().test(cpu));
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        // Back: the tick device is set up (NO_HZ mode, a periodic tick), then activation.
+        self.m.tick_nohz_activate(cpu, true);
+        self.program_tick(cpu, self.now_ns() + tick_nsec(HZ));
+        if self.m.cpu_activate(cpu, self).is_err() {
+            self.check(false);
+        }
+        let ts = self.m.tick_sched(cpu);
+        self.check(
+            !self.m.nohz().idle_cpus_mask().test(cpu)
+                && rq.nohz_flags().load().is_empty()
+                && !rq.csd_busy()
+                && !rq.nohz_tick_stopped()
+                && !self.m.nohz_idle(cpu)
+                && ts.flags() == TsFlags::NOHZ | TsFlags::HIGHRES
+                && ts.timer_expires_base() == 0
+                && ts.next_tick() == 0
+                && ts.tick_dep_mask() == 0,
+        );
+        c.down.store(false, Relaxed);
+        self.counters.hotplug_cycles.fetch_add(1, Relaxed);
+    }
+
+    /// One hotplug invariant check: counts it, and a violation when it fails.
+    fn check(&self, holds: bool) {
+        self.counters.hotplug_checks.fetch_add(1, Relaxed);
+        if !holds {
+            self.counters.invariant_violations.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Moves every task queued on CPU `i` to the other CPUs that are up (the kernel's
+    /// `balance_push` and `sched_cpu_dying` migrations; bound tasks lose their binding).
+    fn push_tasks_away(&self, i: usize) {
+        let tasks: Vec<Task> = {
+            let mut q = self.cpus[i].rq.lock().unwrap_or_else(|e| e.into_inner());
+            let tasks = q.drain(..).collect();
+            self.sync_rq(i, 0, self.m.rq(self.cpu(i)).curr_is_idle());
+            tasks
+        };
+        let up: Vec<usize> = (0..self.nr.get())
+            .filter(|&j| j != i && !self.cpus[j].down.load(Relaxed))
+            .collect();
+        for (k, task) in tasks.into_iter().enumerate() {
+            self.enqueue(up[k % up.len()], [task]);
+        }
+    }
+
+    /// The model RCU's read-side section around one interrupt of CPU `i`: the counter goes
+    /// odd, a SeqCst fence (pairs with the grace period's), the body, the counter even again
+    /// with Release.
+    fn rcu_read<T>(&self, i: usize, body: impl FnOnce() -> T) -> T {
+        let rcu = &self.cpus[i].rcu;
+        rcu.fetch_add(1, Relaxed);
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        let r = body();
+        rcu.fetch_add(1, std::sync::atomic::Ordering::Release);
+        r
     }
 
     fn pick(&self, i: usize) -> Option<Task> {
@@ -445,8 +581,13 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         }
     }
 
-    /// One interrupt on `cpu`, with irqtime and tick-sched entry and exit, then the softirq.
+    /// One interrupt on `cpu`, with irqtime and tick-sched entry and exit, then the softirq, in
+    /// an RCU read-side section (interrupts are off throughout in a kernel).
     fn irq(&self, cpu: Cpu, kind: Irq) {
+        self.rcu_read(cpu.index(), || self.irq_body(cpu, kind));
+    }
+
+    fn irq_body(&self, cpu: Cpu, kind: Irq) {
         let i = cpu.index();
         let c = &self.cpus[i];
         self.m
@@ -563,13 +704,50 @@ impl<P: Policy, const HZ: u32> CpuState<CAP> for Sim<P, HZ> {
         CURRENT.with(Cell::get).and_then(|i| self.nr.cpu(i).ok())
     }
     fn synchronize_rcu(&self) {
-        // The harness does no hotplug.
+        let me = CURRENT.with(Cell::get);
+        // The CPU going down idles while its hotplug thread sleeps here: the idle loop's tick
+        // stop and idle entry run (the crate must refuse to register it now).
+        let dying = me.filter(|&i| self.cpus[i].deactivating.load(Relaxed));
+        if let Some(i) = dying {
+            let cpu = self.cpu(i);
+            let rq = self.m.rq(cpu);
+            rq.set_curr_is_idle(true);
+            self.sync_rq(i, 0, true);
+            self.m.tick_nohz_idle_enter(cpu, self);
+            self.m.tick_nohz_idle_stop_tick(cpu, self);
+        }
+        // The grace period: every other CPU is seen outside an interrupt, or leaves the one it
+        // is in (the Acquire pairs with its Release on leaving).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        for (j, c) in self.cpus.iter().enumerate() {
+            if Some(j) == me {
+                continue;
+            }
+            let seen = c.rcu.load(std::sync::atomic::Ordering::Acquire);
+            if seen % 2 == 1 {
+                while c.rcu.load(std::sync::atomic::Ordering::Acquire) == seen {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        if let Some(i) = dying {
+            let cpu = self.cpu(i);
+            self.m.tick_nohz_idle_exit(cpu, self);
+            // The hotplug thread runs again.
+            self.m.rq(cpu).set_curr_is_idle(false);
+            self.sync_rq(i, 0, false);
+        }
     }
 }
 
 impl<P: Policy, const HZ: u32> Ipi<CAP> for Sim<P, HZ> {
     fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
         let c = &self.cpus[to.index()];
+        if self.faults.hotplug_every_ms > 0 {
+            // No nohz IPI to a CPU whose deactivation returned, until it is back.
+            self.check(!c.down.load(Relaxed));
+        }
         let delay = if self.faults.ipi_delay_us > 0 {
             fastrand::u64(0..=self.faults.ipi_delay_us) * 1000
         } else {

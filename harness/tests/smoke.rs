@@ -2,7 +2,7 @@
 //! injected), and `Legacy` shows the invisibility seed 001 fixes. No timing is asserted. One
 //! test, so the runs do not compete with each other for the cores.
 
-use nohz::{Legacy, Patched};
+use nohz::{Legacy, Patched, Scalable};
 use nohz_stress::scenario::{RunConfig, Scenario, run};
 use nohz_stress::sim::Faults;
 
@@ -25,6 +25,24 @@ fn short_runs_of_every_scenario() {
         assert_eq!(st.invariant_violations, 0, "{scenario:?}: {st:?}");
         assert_eq!(st.warnings, 0, "{scenario:?}: {st:?}");
         assert_eq!(st.invisible_idle_ticks, 0, "{scenario:?}: {st:?}");
+    }
+
+    // The faults take CPUs offline and back mid-run (the idle loop of the dying CPU running
+    // during its grace period, kicks in flight, the timekeeper among them): the hotplug
+    // invariants were checked and held.
+    for scenario in [Scenario::Churn, Scenario::Visibility] {
+        let cpus = scenario.min_cpus() + 1;
+        let a = run::<Patched, 1000>(&cfg(scenario, cpus, Faults::standard())).unwrap();
+        let b = run::<Scalable, 1000>(&cfg(scenario, cpus, Faults::standard())).unwrap();
+        for st in [a, b] {
+            assert!(st.hotplug_cycles > 0, "{scenario:?}: {st:?}");
+            assert!(
+                st.hotplug_checks >= 3 * st.hotplug_cycles,
+                "{scenario:?}: {st:?}"
+            );
+            assert_eq!(st.invariant_violations, 0, "{scenario:?}: {st:?}");
+            assert_eq!(st.warnings, 0, "{scenario:?}: {st:?}");
+        }
     }
 
     // Before seed 001 the idle NO_HZ_FULL CPUs (tick stopped while they ran) stay out of the
