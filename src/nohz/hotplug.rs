@@ -160,20 +160,22 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// The dying CPU's last NOHZ and tick steps, on `cpu` itself with interrupts off (the
-    /// kernel's `CPUHP_AP_*_DYING` callbacks, in stop-machine), after
+    /// kernel's `CPUHP_AP_*_DYING` callbacks, in stop-machine, in their teardown order), after
     /// [`cpu_deactivate`](Self::cpu_deactivate):
     ///
-    /// - `flush_smp_call_function_queue`: a nohz kick still queued for the CPU runs its handler
-    ///   now, so no kick bit and no busy csd survive into the CPU's next life;
-    /// - `tick_cpu_dying`: if the CPU keeps time, the duty passes to the lowest other active
-    ///   CPU (the others are all spinning in stop-machine, so none can race for it);
-    /// - `tick_sched_timer_dying`: the sched timer is cancelled and the CPU's `tick_sched` is
-    ///   reset, keeping only the idle statistics (`idle_sleeptime`, `iowait_sleeptime`,
-    ///   `idle_calls`, `idle_sleeps`), so INIDLE, STOPPED, IDLE_ACTIVE and NO_HZ mode are all
-    ///   clear when it comes back.
+    /// - `tick_cpu_dying` (`CPUHP_AP_TICK_DYING`): if the CPU keeps time, the duty passes to
+    ///   the lowest other active CPU (the others are all spinning in stop-machine, so none can
+    ///   race for it); then `tick_sched_timer_dying`: the sched timer is cancelled and the
+    ///   CPU's `tick_sched` is reset, keeping only the idle statistics (`idle_sleeptime`,
+    ///   `iowait_sleeptime`, `idle_calls`, `idle_sleeps`), so INIDLE, STOPPED, IDLE_ACTIVE and
+    ///   NO_HZ mode are all clear when it comes back;
+    /// - `smpcfd_dying_cpu` (`CPUHP_AP_SMPCFD_DYING`, later): `flush_smp_call_function_queue`,
+    ///   so a nohz kick still queued for the CPU runs its handler now and no kick bit and no
+    ///   busy csd survive into the CPU's next life.
     ///
     /// Refused, changing nothing, for a CPU that is still active.
     #[doc(alias = "tick_cpu_dying")]
+    #[doc(alias = "smpcfd_dying_cpu")]
     #[doc(alias = "flush_smp_call_function_queue")]
     pub fn cpu_dying<Pl: TickPlatform<N>>(
         &self,
@@ -183,10 +185,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if self.cpu_active(cpu) {
             return Err(HotplugError::StillActive { cpu: cpu.index() });
         }
+        self.tick_cpu_dying(cpu, plat);
         if self.rq(cpu).csd_busy() {
             self.nohz_csd_ipi(cpu, plat);
         }
-        self.tick_cpu_dying(cpu, plat);
         Ok(())
     }
 }
