@@ -173,8 +173,30 @@ pub struct NewidleOutcome {
 /// The balancing actions the crate asks for; the kernel does the work and reports back.
 pub trait Balance<const N: usize> {
     /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: decays `cpu`'s blocked load
-    /// under its rq lock. Returns whether blocked load remains; the crate then updates
-    /// `rq.has_blocked_load` and stamps `last_blocked_load_update_tick`.
+    /// and returns whether any remains.
+    ///
+    /// **What the platform does.** Under `cpu`'s rq lock, during this call: update the rq
+    /// clock, decay the RT, DL, IRQ and pressure averages and the CFS ones (notifying cpufreq
+    /// if anything decayed), and answer `true` if anything non-zero is left. The owning CPU
+    /// must enqueue and dequeue load under that same lock, as the kernel does: that is what
+    /// the argument below rests on. Whether the lock is still held when this returns does not
+    /// matter.
+    ///
+    /// **What it must not do.** Touch `rq.has_blocked_load` or `last_blocked_load_update_tick`:
+    /// the crate stamps the tick before the call and, on `false`, does
+    /// `update_blocked_load_status`'s clear itself after the call. Nor answer `false` while
+    /// load it saw remains (that CPU would then be skipped until it next enters idle).
+    ///
+    /// **Why clearing after the lock is dropped is safe.** The crate's clear is a
+    /// compare-exchange against its reading from before the call: it fails if `cpu` set the
+    /// flag since (each set stores a value the word never held). The kernel clears under the
+    /// lock so that an unlocked set for load the decay did not see is never erased. Here a set
+    /// the clear can erase is one the reading saw; its load was enqueued under the lock before
+    /// the set, and the decay's critical section ends after the reading, so it cannot have come
+    /// before that enqueue: the decay saw the load. So it no longer matters whether the
+    /// platform still holds the lock when the crate clears. The outcome is the kernel's, except
+    /// that a set landing during the decay, whose load the decay saw and found gone, keeps the
+    /// flag one pass longer (one extra decay, never a lost one). Details in [`crate::rq`].
     #[doc(alias = "sched_balance_update_blocked_averages")]
     fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
 

@@ -19,6 +19,50 @@
 //! `idle_cpu()`. Every field is an atomic: the racy kernel accesses are `Relaxed` loads and
 //! stores; the only ordered accesses are the two `nohz_flags` RMWs of the kick hand-over
 //! (spec §6 O3), taken from named sites in [`sync`](crate::sync).
+//!
+//! # `has_blocked_load`: a generation, cleared only if no set came since
+//!
+//! The kernel sets `rq->has_blocked_load` without a lock (`nohz_balance_enter_idle`, on the
+//! owning CPU) and clears it under the rq lock once a decay found nothing left
+//! (`update_blocked_load_status`); the lock is what makes the unlocked set safe (spec §5.5,
+//! §5.6). The crate holds no lock: the platform's decay takes and drops the rq lock inside
+//! [`Balance::update_blocked_averages`](crate::platform::Balance::update_blocked_averages), and
+//! the crate clears afterwards. A plain clear there would erase a set the owner made after the
+//! decay left the lock (it ran a task that blocked, then went idle again), and that CPU would
+//! be skipped by every later pass with its new load never decayed.
+//!
+//! So the field is one 64-bit word: bit 0 is the flag, the bits above count the owner's sets.
+//! Every set (only the owner sets) stores the flag with the count one higher, so it differs
+//! from every earlier value of the word; the count is never reset, so no value comes back (at
+//! one set a microsecond the count wraps in about 292,000 years). A clear keeps the count. The
+//! updater reads the word before the platform's decay ([`BlockedLoadSnapshot`]) and clears with
+//! a compare-exchange against that reading, which fails if any set landed since. Two passes
+//! updating the same rq at once are covered too: each clear compares against its own reading.
+//!
+//! Every access of the word is `Relaxed`, and that is enough:
+//!
+//! - *The clear never erases a set that came after the reading.* A compare-exchange reads the
+//!   latest value in the word's modification order; a set after the reading in that order put
+//!   a count there that the reading does not have, so the exchange fails. This is coherence of
+//!   one location, which holds whatever the ordering.
+//! - *A set the clear may erase stands for load the decay saw.* Such a set is one the reading
+//!   returned (or an earlier one). The owner enqueued its load under the rq lock and set the
+//!   flag after releasing it; the updater read the word, then the platform took the lock. Had
+//!   the decay's critical section come first, the lock's own release/acquire would make the
+//!   reading happen before the owner's set, and a read cannot return a write that happens
+//!   after it. So the owner's critical section came first and the decay saw its load; if it
+//!   still found nothing left, the load is decayed and the clear is right. The ordering this
+//!   needs is the lock's, not the word's.
+//! - The readers (`update_nohz_stats`, the kick's view through `nohz.has_blocked_load`) use the
+//!   flag as the kernel's racy hint (spec §6 O5, O6).
+//!
+//! Compared with the kernel's locked clear the result is the same, except that a set landing
+//! between the reading and the clear, whose load the decay then saw and found gone, keeps the
+//! flag for one more pass where the kernel would clear it: an extra decay, never a lost one.
+//! `loom-tests/tests/blocked_load_set_vs_clear.rs` checks both halves against a model of the
+//! rq lock. The owner's set is a plain store (or a swap on `Scalable`'s idempotent path, where
+//! a fence must follow an RMW), never a compare-exchange: `ci/guards.sh` (T9) checks that
+//! `enter_idle` has none.
 
 use crate::jiffies::Jiffies;
 use crate::sync::{
@@ -116,6 +160,27 @@ impl Default for AtomicNohzFlags {
 /// Sentinel for "no CPU" in the per-rq LLC leader field.
 const NO_CPU: u32 = u32::MAX;
 
+/// Bit 0 of the `has_blocked_load` word: the flag itself. The bits above count the owner's
+/// sets (see the module docs).
+const BLOCKED_LOAD_SET: u64 = 1;
+
+/// One count up in the `has_blocked_load` word.
+const BLOCKED_LOAD_GENERATION: u64 = 2;
+
+/// A reading of `rq.has_blocked_load` (flag and set count) taken before a decay. The clear
+/// after the decay, [`Rq::clear_has_blocked_load`], takes effect only if the word still holds
+/// exactly this value, that is if no set landed since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockedLoadSnapshot(u64);
+
+impl BlockedLoadSnapshot {
+    /// Whether the flag was set at the reading.
+    #[inline]
+    pub(crate) fn is_set(self) -> bool {
+        self.0 & BLOCKED_LOAD_SET != 0
+    }
+}
+
 /// Fields read remotely on hot paths; written by the kernel on this CPU.
 #[derive(Debug)]
 struct Hot {
@@ -138,7 +203,8 @@ struct Kick {
 #[derive(Debug)]
 struct Nohz {
     nohz_tick_stopped: AtomicBool,
-    has_blocked_load: AtomicBool,
+    // Bit 0: the flag; the bits above: how many times the owner set it (module docs).
+    has_blocked_load: AtomicU64,
     last_blocked_load_update_tick: AtomicUsize,
     next_balance: AtomicUsize,
     idle_balance: AtomicBool,
@@ -183,7 +249,7 @@ impl Rq {
                 }),
                 nohz: CachePadded::new(Nohz {
                     nohz_tick_stopped: AtomicBool::new(false),
-                    has_blocked_load: AtomicBool::new(false),
+                    has_blocked_load: AtomicU64::new(0),
                     last_blocked_load_update_tick: AtomicUsize::new(0),
                     next_balance: AtomicUsize::new(0),
                     idle_balance: AtomicBool::new(false),
@@ -306,22 +372,69 @@ impl Rq {
     pub(crate) fn set_nohz_tick_stopped(&self, stopped: bool) {
         self.nohz.nohz_tick_stopped.store(stopped, Relaxed);
     }
-    /// `rq->has_blocked_load`.
+    /// `rq->has_blocked_load`: this runqueue may have blocked load left to decay.
     #[inline]
     pub fn has_blocked_load(&self) -> bool {
-        self.nohz.has_blocked_load.load(Relaxed)
-    }
-    #[inline]
-    pub(crate) fn set_has_blocked_load(&self, blocked: bool) {
-        self.nohz.has_blocked_load.store(blocked, Relaxed);
+        self.nohz.has_blocked_load.load(Relaxed) & BLOCKED_LOAD_SET != 0
     }
 
-    /// `rq->has_blocked_load = 1` as an atomic swap (the old value unused): an RMW, so a
+    /// The word an owner's set stores: the flag, with the set count one higher than the one
+    /// there now.
+    ///
+    /// Only the owning CPU changes the count and a clear keeps it, so this load returns the
+    /// count of the owner's own last set (coherence: a CPU never reads a value older than its
+    /// own last store), whatever clears came since. A clear landing between this load and the
+    /// store or swap that follows is simply overwritten by the set, as it would be after it.
+    #[inline]
+    fn next_blocked_load_set(&self) -> u64 {
+        (self.nohz.has_blocked_load.load(Relaxed) | BLOCKED_LOAD_SET)
+            .wrapping_add(BLOCKED_LOAD_GENERATION)
+    }
+
+    /// `rq->has_blocked_load = 1` on the owning CPU (`nohz_balance_enter_idle`): a plain store
+    /// of a value the word never held before, so that a clear from an earlier reading fails.
+    #[inline]
+    pub(crate) fn set_has_blocked_load(&self) {
+        let next = self.next_blocked_load_set();
+        self.nohz.has_blocked_load.store(next, Relaxed);
+    }
+
+    /// [`Self::set_has_blocked_load`] as an atomic swap (the old value unused): an RMW, so a
     /// [`Site::fence_after_rmw`](crate::sync::Site::fence_after_rmw) may follow it.
     #[inline]
     pub(crate) fn raise_has_blocked_load(&self) {
-        self.nohz.has_blocked_load.swap(true, Relaxed);
+        let next = self.next_blocked_load_set();
+        self.nohz.has_blocked_load.swap(next, Relaxed);
     }
+
+    /// Reads `rq->has_blocked_load`, flag and set count, before a decay: what
+    /// [`Self::clear_has_blocked_load`] compares against.
+    #[inline]
+    pub(crate) fn blocked_load_snapshot(&self) -> BlockedLoadSnapshot {
+        BlockedLoadSnapshot(self.nohz.has_blocked_load.load(Relaxed))
+    }
+
+    /// `update_blocked_load_status(rq, false)`'s clear of `rq->has_blocked_load`, made
+    /// conditional: clears the flag only if the word still holds `since`, so a set that landed
+    /// after that reading survives (the kernel gets the same from clearing under the rq lock;
+    /// see the module docs). The exchange also fails where another updater, clearing from the
+    /// same reading, got there first: the flag is then clear already.
+    #[doc(alias = "update_blocked_load_status")]
+    #[inline]
+    pub(crate) fn clear_has_blocked_load(&self, since: BlockedLoadSnapshot) {
+        if !since.is_set() {
+            // Clear already at the reading (a busy CPU's own softirq, mostly): no write, and
+            // any set since must stay.
+            return;
+        }
+        let _refused_if_set_since = self.nohz.has_blocked_load.compare_exchange(
+            since.0,
+            since.0 & !BLOCKED_LOAD_SET,
+            Relaxed,
+            Relaxed,
+        );
+    }
+
     /// `rq->last_blocked_load_update_tick`.
     #[inline]
     pub fn last_blocked_load_update_tick(&self) -> Jiffies {
@@ -457,6 +570,50 @@ mod tests {
             NohzFlags::STATS | NohzFlags::NEXT | NohzFlags::NEWILB
         );
         assert_eq!(f.load(), NohzFlags::empty());
+    }
+
+    #[test]
+    fn a_clear_takes_effect_only_if_no_set_came_since_its_reading() {
+        let rq = Rq::new();
+        assert!(!rq.has_blocked_load());
+        let clear = rq.blocked_load_snapshot();
+        assert!(!clear.is_set());
+        rq.set_has_blocked_load();
+        assert!(rq.has_blocked_load());
+        rq.clear_has_blocked_load(clear);
+        assert!(
+            rq.has_blocked_load(),
+            "clear at the reading: the set after it stays"
+        );
+
+        // A set between reading and clear: refused, even with the flag already 1 at the
+        // reading (the count tells the two sets apart).
+        let before = rq.blocked_load_snapshot();
+        assert!(before.is_set());
+        rq.raise_has_blocked_load();
+        rq.clear_has_blocked_load(before);
+        assert!(rq.has_blocked_load(), "a set since the reading stays");
+
+        // No set since: the clear takes effect, and the count survives it.
+        let now = rq.blocked_load_snapshot();
+        rq.clear_has_blocked_load(now);
+        assert!(!rq.has_blocked_load());
+        assert_eq!(rq.blocked_load_snapshot().0, now.0 & !BLOCKED_LOAD_SET);
+
+        // Two passes read the same value; the first clears, the owner sets again, and the
+        // second's clear from the same reading is refused (no ABA: the count only grows).
+        rq.set_has_blocked_load();
+        let (a, b) = (rq.blocked_load_snapshot(), rq.blocked_load_snapshot());
+        rq.clear_has_blocked_load(a);
+        assert!(!rq.has_blocked_load());
+        rq.set_has_blocked_load();
+        rq.clear_has_blocked_load(b);
+        assert!(rq.has_blocked_load());
+        assert_eq!(
+            rq.blocked_load_snapshot().0,
+            a.0 + BLOCKED_LOAD_GENERATION,
+            "one set, one count"
+        );
     }
 
     #[test]
