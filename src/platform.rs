@@ -187,16 +187,17 @@ pub trait Balance<const N: usize> {
     /// `update_blocked_load_status`'s clear itself after the call. Nor answer `false` while
     /// load it saw remains (that CPU would then be skipped until it next enters idle).
     ///
-    /// **Why clearing after the lock is dropped is safe.** The crate's clear is a
-    /// compare-exchange against its reading from before the call: it fails if `cpu` set the
-    /// flag since (each set stores a value the word never held). The kernel clears under the
-    /// lock so that an unlocked set for load the decay did not see is never erased. Here a set
-    /// the clear can erase is one the reading saw; its load was enqueued under the lock before
-    /// the set, and the decay's critical section ends after the reading, so it cannot have come
-    /// before that enqueue: the decay saw the load. So it no longer matters whether the
-    /// platform still holds the lock when the crate clears. The outcome is the kernel's, except
-    /// that a set landing during the decay, whose load the decay saw and found gone, keeps the
-    /// flag one pass longer (one extra decay, never a lost one). Details in [`crate::rq`].
+    /// **Why clearing after the lock is dropped is safe.** The crate reads the flag's set
+    /// count before the call, and its clear covers only the sets up to that reading: a set
+    /// `cpu` makes after it keeps the flag (every set counts one higher, and the count is
+    /// never reset). The kernel clears under the lock so that an unlocked set for load the
+    /// decay did not see is never erased. Here a set the clear covers is one the reading saw;
+    /// its load was enqueued under the lock before the set, and the decay's critical section
+    /// ends after the reading, so it cannot have come before that enqueue: the decay saw the
+    /// load. So it no longer matters whether the platform still holds the lock when the crate
+    /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
+    /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,
+    /// never a lost one). Details in [`crate::rq`].
     #[doc(alias = "sched_balance_update_blocked_averages")]
     fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
 

@@ -20,6 +20,7 @@ use crate::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleOutcome,
     Softirq, TickHardware, Topology, tick_nsec,
 };
+use crate::rq::Rq;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
@@ -103,6 +104,15 @@ pub enum Event<const N: usize> {
         /// The CPU reported dead.
         cpu: CpuId<N>,
     },
+}
+
+/// The `rq.has_blocked_load` clear as the crate made it before it became conditional: after
+/// the platform's decay, outside the rq lock, whatever the owner set since the decay began.
+///
+/// It exists only so that a loom model (`loom-tests`, `blocked_load`) can play that order and
+/// show the set it erases; nothing in the crate calls it, and no platform should.
+pub fn clear_has_blocked_load_unconditionally(rq: &Rq) {
+    rq.clear_has_blocked_load_unconditionally();
 }
 
 /// A context that may sleep, for tests (`MaySleep`): the tests play the kernel's late

@@ -9,9 +9,9 @@
 //! kernel.
 //!
 //! A visited CPU's own `rq.has_blocked_load` is cleared after the platform's decay returned,
-//! outside the rq lock the decay held, so the clear is conditional: it compares against a
-//! reading taken before the decay and fails if the CPU set the flag again since (it ran a task
-//! and re-entered idle meanwhile). All `Relaxed`; the argument is in [`crate::rq`]'s docs.
+//! outside the rq lock the decay held, so the clear is limited: it covers the sets up to a
+//! reading taken before the decay, and a set the CPU made since (it ran a task and re-entered
+//! idle meanwhile) keeps the flag. All `Relaxed`; the argument is in [`crate::rq`]'s docs.
 
 use super::Machine;
 use crate::cpu::CpuId;
@@ -198,9 +198,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "update_blocked_load_status")]
     fn update_blocked_averages<Pl: Platform<N>>(&self, by: CpuId<N>, cpu: CpuId<N>, plat: &Pl) {
         let rq = self.rq(cpu);
-        // Read before the platform takes the rq lock: a set that lands after this reading
-        // makes the clear below fail. One the reading saw was made after its load was
-        // enqueued under that lock, so the decay sees that load (the lock orders them).
+        // Read before the platform's decay: the clear below covers the sets up to this
+        // reading, and a set landing after it survives. One the reading saw was made after
+        // its load was enqueued under the rq lock, so the decay sees that load (the lock
+        // orders them).
         let before = rq.blocked_load_snapshot();
         rq.set_last_blocked_load_update_tick(plat.jiffies());
         if !plat.update_blocked_averages(by, cpu) {
