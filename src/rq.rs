@@ -38,7 +38,7 @@
 //!   fence must follow an RMW); it only grows and is never reset (at one set a nanosecond, 64
 //!   bits last 584 years).
 //! - `blocked_load_decayed`: the set count an updater read *before* a decay that then found
-//!   nothing left ([`BlockedLoadSnapshot`]). Only updaters write it, with a plain store.
+//!   nothing left (`BlockedLoadSnapshot`). Only updaters write it, with a plain store.
 //!
 //! The flag is set while the two differ. A clear stores the count read before the decay, so it
 //! covers exactly the sets made up to that reading: a set made since keeps the counts apart

@@ -14,10 +14,12 @@
 //! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
 //! | [`o8`] | O8: NEWILB against remote kicks and the csd handler | none: nothing is published through NEWILB |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
+//! | [`blocked_load`] | `update_blocked_load_status`: the ILB's clear of `rq.has_blocked_load` against the owner's new set | none: all `Relaxed`; it kills the unconditional clear |
 //!
 //! Every model declares the outcomes its race must reach (`CASES`); the tests assert that each
 //! was reached by some execution, so no model passes by never exploring its race.
 
+pub mod blocked_load;
 pub mod irqtime;
 pub mod o1_o2;
 pub mod o3;
