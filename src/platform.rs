@@ -192,8 +192,8 @@ pub trait Balance<const N: usize> {
     /// `cpu` makes after it keeps the flag (every set counts one higher, and the count is
     /// never reset). The kernel clears under the lock so that an unlocked set for load the
     /// decay did not see is never erased. Here a set the clear covers is one the reading saw;
-    /// its load was enqueued under the lock before the set, and the decay's critical section
-    /// ends after the reading, so it cannot have come before that enqueue: the decay saw the
+    /// its load was left on the rq under the lock before the set, and the decay's critical
+    /// section ends after the reading, so it cannot have come before that: the decay saw the
     /// load. So it no longer matters whether the platform still holds the lock when the crate
     /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
     /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,

@@ -36,7 +36,8 @@
 //! - `blocked_load_sets`: how many times the owner set the flag. Only the owning CPU writes
 //!   it, storing its own last count plus one (a swap on `Scalable`'s idempotent path, where a
 //!   fence must follow an RMW); it only grows and is never reset (at one set a nanosecond, 64
-//!   bits last 584 years).
+//!   bits last 584 years). A caller running `enter_idle` for another CPU, which counts a
+//!   `WrongCpu` warning, would be a second writer and could make two sets share a count.
 //! - `blocked_load_decayed`: the set count an updater read *before* a decay that then found
 //!   nothing left (`BlockedLoadSnapshot`). Only updaters write it, with a plain store.
 //!
@@ -53,9 +54,9 @@
 //!   stored reading stays below for good. That is coherence of one location, whatever the
 //!   ordering.
 //! - *A set that a clear covers stands for load the decay saw.* Such a set is one the reading
-//!   returned (or an earlier one). The owner enqueued its load under the rq lock and set the
-//!   flag after releasing it; the updater read the count, then the platform decayed under the
-//!   lock. Had the decay's critical section come first, the lock's own release/acquire would
+//!   returned (or an earlier one). The owner's new blocked load was left on the rq under the
+//!   rq lock (its task blocked there), and the owner set the flag after releasing the lock;
+//!   the updater read the count, then the platform decayed under the lock. Had the decay's critical section come first, the lock's own release/acquire would
 //!   make the reading happen before the owner's set, and a read cannot return a write that
 //!   happens after it. So the owner's critical section came first and the decay saw its load;
 //!   if it still found nothing left, that load is decayed and the clear is right. The ordering
