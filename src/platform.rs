@@ -194,8 +194,31 @@ pub struct NewidleOutcome {
 /// The balancing actions the crate asks for; the kernel does the work and reports back.
 pub trait Balance<const N: usize> {
     /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: decays `cpu`'s blocked load
-    /// under its rq lock. Returns whether blocked load remains; the crate then updates
-    /// `rq.has_blocked_load` and stamps `last_blocked_load_update_tick`.
+    /// and returns whether any remains.
+    ///
+    /// **What the platform does.** Under `cpu`'s rq lock, during this call: update the rq
+    /// clock, decay the RT, DL, IRQ and pressure averages and the CFS ones (notifying cpufreq
+    /// if anything decayed), and answer `true` if anything non-zero is left. The owning CPU
+    /// must enqueue and dequeue load under that same lock, as the kernel does: that is what
+    /// the argument below rests on. Whether the lock is still held when this returns does not
+    /// matter.
+    ///
+    /// **What it must not do.** Touch `rq.has_blocked_load` or `last_blocked_load_update_tick`:
+    /// the crate stamps the tick before the call and, on `false`, does
+    /// `update_blocked_load_status`'s clear itself after the call. Nor answer `false` while
+    /// load it saw remains (that CPU would then be skipped until it next enters idle).
+    ///
+    /// **Why clearing after the lock is dropped is safe.** The crate reads the flag's set
+    /// count before the call, and its clear covers only the sets up to that reading: a set
+    /// `cpu` makes after it keeps the flag (every set counts one higher, and the count is
+    /// never reset). The kernel clears under the lock so that an unlocked set for load the
+    /// decay did not see is never erased. Here a set the clear covers is one the reading saw;
+    /// its load was left on the rq under the lock before the set, and the decay's critical
+    /// section ends after the reading, so it cannot have come before that: the decay saw the
+    /// load. So it no longer matters whether the platform still holds the lock when the crate
+    /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
+    /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,
+    /// never a lost one). Details in [`crate::rq`].
     #[doc(alias = "sched_balance_update_blocked_averages")]
     fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
 

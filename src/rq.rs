@@ -19,6 +19,65 @@
 //! `idle_cpu()`. Every field is an atomic: the racy kernel accesses are `Relaxed` loads and
 //! stores; the only ordered accesses are the two `nohz_flags` RMWs of the kick hand-over
 //! (spec §6 O3), taken from named sites in [`sync`](crate::sync).
+//!
+//! # `has_blocked_load`: a set count and a decayed-up-to count
+//!
+//! The kernel sets `rq->has_blocked_load` without a lock (`nohz_balance_enter_idle`, on the
+//! owning CPU) and clears it under the rq lock once a decay found nothing left
+//! (`update_blocked_load_status`); the lock is what makes the unlocked set safe (spec §5.5,
+//! §5.6). The crate holds no lock: the platform's decay takes and drops the rq lock inside
+//! [`Balance::update_blocked_averages`](crate::platform::Balance::update_blocked_averages), and
+//! the crate clears afterwards. A plain clear there would erase a set the owner made after the
+//! decay left the lock (it ran a task that blocked, then went idle again), and that CPU would
+//! be skipped by every later pass with its new load never decayed.
+//!
+//! So the flag is two counts, each with one kind of writer:
+//!
+//! - `blocked_load_sets`: how many times the owner set the flag. Only the owning CPU writes
+//!   it, storing its own last count plus one (a swap on `Scalable`'s idempotent path, where a
+//!   fence must follow an RMW); it only grows and is never reset (at one set a nanosecond, 64
+//!   bits last 584 years). A caller running `enter_idle` for another CPU, which counts a
+//!   `WrongCpu` warning, would be a second writer and could make two sets share a count.
+//! - `blocked_load_decayed`: the set count an updater read *before* a decay that then found
+//!   nothing left (`BlockedLoadSnapshot`). Only updaters write it, with a plain store.
+//!
+//! The flag is set while the two differ. A clear stores the count read before the decay, so it
+//! covers exactly the sets made up to that reading: a set made since keeps the counts apart
+//! until a decay that began after it finds nothing left. Two passes updating the same rq at
+//! once each store their own reading; an older one landing last makes the counts differ again,
+//! which costs one extra decay, never a lost one.
+//!
+//! Every access is `Relaxed`, and that is enough:
+//!
+//! - *A clear never covers a set made after its reading.* The set count has a single writer
+//!   and only grows, so a set the reading did not return put a larger count there, which the
+//!   stored reading stays below for good. That is coherence of one location, whatever the
+//!   ordering.
+//! - *A set that a clear covers stands for load the decay saw.* Such a set is one the reading
+//!   returned (or an earlier one). The owner's new blocked load was left on the rq under the
+//!   rq lock (its task blocked there), and the owner set the flag after releasing the lock;
+//!   the updater read the count, then the platform decayed under the lock. Had the decay's critical section come first, the lock's own release/acquire would
+//!   make the reading happen before the owner's set, and a read cannot return a write that
+//!   happens after it. So the owner's critical section came first and the decay saw its load;
+//!   if it still found nothing left, that load is decayed and the clear is right. The ordering
+//!   this needs is the lock's, not the counts'.
+//! - *Readers* (`update_nohz_stats`; the kick only sees `nohz.has_blocked_load`) load both
+//!   counts racily, as the kernel reads the flag: a stale set count may miss a recent set, the
+//!   staleness the kernel accepts (spec §6 O5, O6); a stale decayed count only makes the flag
+//!   read as set.
+//!
+//! Compared with the kernel's locked clear the outcome is the same, except that a set landing
+//! during the decay, whose load the decay then saw and found gone, keeps the flag for one more
+//! pass where the kernel would clear it: an extra decay, never a lost one.
+//! `loom-tests/tests/blocked_load_set_vs_clear.rs` checks it against a model of the rq lock.
+//!
+//! Why not one word whose clear is a compare-exchange against the reading? It would be as
+//! correct in the memory model, but its clear would race the owner's plain store, and loom 0.7
+//! explores that pair wrongly (tokio-rs/loom#254: the store may slip between the exchange's
+//! read and its write, an outcome the memory model forbids), so it could be checked only with
+//! every set an RMW: a locked instruction on each idle entry, which the kernel does not pay.
+//! Here no RMW races a store. The owner's set is never a compare-exchange either:
+//! `ci/guards.sh` (T9) checks that `enter_idle` has none.
 
 use crate::jiffies::Jiffies;
 use crate::sync::{
@@ -116,6 +175,11 @@ impl Default for AtomicNohzFlags {
 /// Sentinel for "no CPU" in the per-rq LLC leader field.
 const NO_CPU: u32 = u32::MAX;
 
+/// A reading of `rq.has_blocked_load`'s set count taken before a decay. The clear after the
+/// decay, [`Rq::clear_has_blocked_load`], covers the sets up to this reading and no later one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockedLoadSnapshot(u64);
+
 /// Fields read remotely on hot paths; written by the kernel on this CPU.
 #[derive(Debug)]
 struct Hot {
@@ -138,7 +202,10 @@ struct Kick {
 #[derive(Debug)]
 struct Nohz {
     nohz_tick_stopped: AtomicBool,
-    has_blocked_load: AtomicBool,
+    // `has_blocked_load` is `blocked_load_sets != blocked_load_decayed` (module docs): how
+    // many times the owner set it, and the set count the last clearing decay began from.
+    blocked_load_sets: AtomicU64,
+    blocked_load_decayed: AtomicU64,
     last_blocked_load_update_tick: AtomicUsize,
     next_balance: AtomicUsize,
     idle_balance: AtomicBool,
@@ -225,7 +292,8 @@ impl Rq {
                 }),
                 nohz: CachePadded::new(Nohz {
                     nohz_tick_stopped: AtomicBool::new(false),
-                    has_blocked_load: AtomicBool::new(false),
+                    blocked_load_sets: AtomicU64::new(0),
+                    blocked_load_decayed: AtomicU64::new(0),
                     last_blocked_load_update_tick: AtomicUsize::new(0),
                     next_balance: AtomicUsize::new(0),
                     idle_balance: AtomicBool::new(false),
@@ -350,22 +418,69 @@ impl Rq {
     pub(crate) fn set_nohz_tick_stopped(&self, stopped: bool) {
         self.nohz.nohz_tick_stopped.store(stopped, Relaxed);
     }
-    /// `rq->has_blocked_load`.
+    /// `rq->has_blocked_load`: this runqueue may have blocked load left to decay (some set
+    /// is not yet covered by a decay that found nothing left).
     #[inline]
     pub fn has_blocked_load(&self) -> bool {
-        self.nohz.has_blocked_load.load(Relaxed)
-    }
-    #[inline]
-    pub(crate) fn set_has_blocked_load(&self, blocked: bool) {
-        self.nohz.has_blocked_load.store(blocked, Relaxed);
+        self.nohz.blocked_load_sets.load(Relaxed) != self.nohz.blocked_load_decayed.load(Relaxed)
     }
 
-    /// `rq->has_blocked_load = 1` as an atomic swap (the old value unused): an RMW, so a
+    /// The set count an owner's set stores: one past its own last.
+    ///
+    /// Only the owning CPU writes the count, so this load returns its own last store (a CPU
+    /// never reads a value older than its own last store, and nobody else stores one).
+    #[inline]
+    fn next_blocked_load_set(&self) -> u64 {
+        self.nohz.blocked_load_sets.load(Relaxed).wrapping_add(1)
+    }
+
+    /// `rq->has_blocked_load = 1` on the owning CPU (`nohz_balance_enter_idle`): a plain store
+    /// of the next set count, which no clear made from an earlier reading covers.
+    #[inline]
+    pub(crate) fn set_has_blocked_load(&self) {
+        let next = self.next_blocked_load_set();
+        self.nohz.blocked_load_sets.store(next, Relaxed);
+    }
+
+    /// [`Self::set_has_blocked_load`] as an atomic swap (the old value unused): an RMW, so a
     /// [`Site::fence_after_rmw`](crate::sync::Site::fence_after_rmw) may follow it.
     #[inline]
     pub(crate) fn raise_has_blocked_load(&self) {
-        self.nohz.has_blocked_load.swap(true, Relaxed);
+        let next = self.next_blocked_load_set();
+        self.nohz.blocked_load_sets.swap(next, Relaxed);
     }
+
+    /// Reads `rq->has_blocked_load`'s set count before a decay: what
+    /// [`Self::clear_has_blocked_load`] then covers.
+    #[inline]
+    pub(crate) fn blocked_load_snapshot(&self) -> BlockedLoadSnapshot {
+        BlockedLoadSnapshot(self.nohz.blocked_load_sets.load(Relaxed))
+    }
+
+    /// `update_blocked_load_status(rq, false)`'s clear of `rq->has_blocked_load`, limited to
+    /// the sets made up to `since`, the reading taken before the decay: a set that landed
+    /// after it survives (the kernel gets the same from clearing under the rq lock; see the
+    /// module docs). Writes nothing if the flag was already clear as of `since`.
+    #[doc(alias = "update_blocked_load_status")]
+    #[inline]
+    pub(crate) fn clear_has_blocked_load(&self, since: BlockedLoadSnapshot) {
+        if self.nohz.blocked_load_decayed.load(Relaxed) != since.0 {
+            self.nohz.blocked_load_decayed.store(since.0, Relaxed);
+        }
+    }
+
+    /// The clear as the crate made it before it became conditional: every set made so far is
+    /// covered, including those since the decay began (the set count is read now, not before
+    /// the decay). For the `testing` feature only, behind
+    /// [`crate::testing::clear_has_blocked_load_unconditionally`], so a loom model can show the
+    /// set it erases; nothing in the crate calls it.
+    #[cfg(feature = "testing")]
+    #[inline]
+    pub(crate) fn clear_has_blocked_load_unconditionally(&self) {
+        let now = self.nohz.blocked_load_sets.load(Relaxed);
+        self.nohz.blocked_load_decayed.store(now, Relaxed);
+    }
+
     /// `rq->last_blocked_load_update_tick`.
     #[inline]
     pub fn last_blocked_load_update_tick(&self) -> Jiffies {
@@ -491,6 +606,51 @@ mod tests {
             NohzFlags::STATS | NohzFlags::NEXT | NohzFlags::NEWILB
         );
         assert_eq!(f.load(), NohzFlags::empty());
+    }
+
+    #[test]
+    fn a_clear_covers_the_sets_up_to_its_reading_and_no_later_one() {
+        let rq = Rq::new();
+        assert!(!rq.has_blocked_load());
+        let clear = rq.blocked_load_snapshot();
+        rq.set_has_blocked_load();
+        assert!(rq.has_blocked_load());
+        rq.clear_has_blocked_load(clear);
+        assert!(
+            rq.has_blocked_load(),
+            "clear at the reading: the set after it stays"
+        );
+
+        // A set between reading and clear survives, though the flag was already set at the
+        // reading (the counts tell the two sets apart).
+        let before = rq.blocked_load_snapshot();
+        rq.raise_has_blocked_load();
+        rq.clear_has_blocked_load(before);
+        assert!(rq.has_blocked_load(), "a set since the reading stays");
+
+        // No set since: the clear takes effect.
+        let now = rq.blocked_load_snapshot();
+        rq.clear_has_blocked_load(now);
+        assert!(!rq.has_blocked_load());
+        assert_eq!(now.0, 2, "two sets, counted");
+
+        // Two passes read the same count; the first clears, the owner sets again, and the
+        // second's clear from the same reading leaves the new set alone (no ABA: the count
+        // only grows).
+        rq.set_has_blocked_load();
+        let (a, b) = (rq.blocked_load_snapshot(), rq.blocked_load_snapshot());
+        rq.clear_has_blocked_load(a);
+        assert!(!rq.has_blocked_load());
+        rq.set_has_blocked_load();
+        rq.clear_has_blocked_load(b);
+        assert!(rq.has_blocked_load());
+        // An older reading landing after a newer clear only makes the flag read as set.
+        let newer = rq.blocked_load_snapshot();
+        rq.clear_has_blocked_load(newer);
+        rq.clear_has_blocked_load(a);
+        assert!(rq.has_blocked_load(), "spurious, never lost");
+        rq.clear_has_blocked_load(newer);
+        assert!(!rq.has_blocked_load());
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleOutcome,
     Softirq, TickHardware, Topology, tick_nsec,
 };
+use crate::rq::Rq;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;
@@ -105,6 +106,15 @@ pub enum Event<const N: usize> {
     },
 }
 
+/// The `rq.has_blocked_load` clear as the crate made it before it became conditional: after
+/// the platform's decay, outside the rq lock, whatever the owner set since the decay began.
+///
+/// It exists only so that a loom model (`loom-tests`, `blocked_load`) can play that order and
+/// show the set it erases; nothing in the crate calls it, and no platform should.
+pub fn clear_has_blocked_load_unconditionally(rq: &Rq) {
+    rq.clear_has_blocked_load_unconditionally();
+}
+
 /// A context that may sleep, for tests (`MaySleep`): the tests play the kernel's late
 /// initcalls and work items.
 #[derive(Debug, Clone, Copy, Default)]
@@ -156,6 +166,7 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     rcu_hook: Mutex<RcuHook<N, HZ>>,
     tick: TickState,
     idle_hook: Mutex<IdleHook<N>>,
+    decay_hook: Mutex<DecayHook<N>>,
 }
 
 /// The host's timer hardware and timekeeping.
@@ -184,6 +195,21 @@ struct TickState {
 struct IdleHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>) + Send + Sync>>);
 
 impl<const N: usize> core::fmt::Debug for IdleHook<N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Some(<hook>)"
+        } else {
+            "None"
+        })
+    }
+}
+
+/// A callback run inside [`Balance::update_blocked_averages`] (the decay under the target's
+/// rq lock, as a test or a loom model plays it); its answer replaces the fixed one.
+#[derive(Clone, Default)]
+struct DecayHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>, CpuId<N>) -> bool + Send + Sync>>);
+
+impl<const N: usize> core::fmt::Debug for DecayHook<N> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(if self.0.is_some() {
             "Some(<hook>)"
@@ -274,6 +300,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
                 governor: AtomicU32::new(0),
             },
             idle_hook: Mutex::new(IdleHook(None)),
+            decay_hook: Mutex::new(DecayHook(None)),
         }
     }
 
@@ -479,6 +506,21 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             RcuHook(Some(Arc::new(wait)));
     }
 
+    /// Runs `decay(by, cpu)` inside each [`Balance::update_blocked_averages`], after the event
+    /// is recorded, and answers with its result (whether blocked load remains) instead of the
+    /// [`set_blocked_load_remains`](Self::set_blocked_load_remains) setting. Tests use it to make
+    /// the target CPU run a task and go idle again while the ILB decays it; loom models, to play
+    /// the decay as a critical section under the target's rq lock.
+    pub fn on_update_blocked_averages(
+        &self,
+        decay: impl Fn(CpuId<N>, CpuId<N>) -> bool + Send + Sync + 'static,
+    ) {
+        *self
+            .decay_hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = DecayHook(Some(Arc::new(decay)));
+    }
+
     fn record(&self, event: Event<N>) {
         self.log
             .lock()
@@ -591,7 +633,16 @@ impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
 impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
     fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool {
         self.record(Event::BlockedAverages { by, cpu });
-        self.blocked_remains[cpu.index()].load(Relaxed)
+        // Clone the hook out first: it may call back into the crate or take a loom lock.
+        let hook = self
+            .decay_hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match hook.0 {
+            Some(decay) => decay(by, cpu),
+            None => self.blocked_remains[cpu.index()].load(Relaxed),
+        }
     }
     fn update_rq_clock(&self, by: CpuId<N>, cpu: CpuId<N>) {
         self.record(Event::RqClock { by, cpu });
@@ -758,5 +809,14 @@ mod tests {
         assert_eq!(p.ipis(), [(c0, c3)]);
         assert_eq!(p.take_events().len(), 6);
         assert!(p.events().is_empty());
+
+        // A decay hook answers instead of the setting, and the call is still recorded.
+        p.on_update_blocked_averages(move |by, cpu| by == c3 && cpu != c0);
+        assert!(
+            !p.update_blocked_averages(c3, c0),
+            "the hook, not the setting"
+        );
+        assert!(p.update_blocked_averages(c3, c3));
+        assert_eq!(p.take_events().len(), 2);
     }
 }

@@ -17,6 +17,7 @@
 //! a few seconds and shows which models notice which orderings.
 
 use crate::Explored;
+use crate::models::blocked_load::{self, Clear, Passes};
 use crate::models::{hotplug, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
 use nohz::sync::mutation::with_weakened;
 use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
@@ -122,6 +123,21 @@ pub static MODELS: &[Model] = &[
         run: || {
             rebuild::rebuild_against_enter_exit::<Patched>(hotplug::GracePeriod::WaitsForReaders)
         },
+    },
+    Model {
+        name: "blocked_load[patched]",
+        proves: "update_blocked_load_status: no set lost to the clear",
+        run: || blocked_load::set_against_clear::<Patched>(Clear::Conditional, Passes::One),
+    },
+    Model {
+        name: "blocked_load[legacy]",
+        proves: "update_blocked_load_status: no set lost to the clear",
+        run: || blocked_load::set_against_clear::<Legacy>(Clear::Conditional, Passes::One),
+    },
+    Model {
+        name: "blocked_load[scalable]",
+        proves: "update_blocked_load_status: no set lost to the clear",
+        run: || blocked_load::set_against_clear::<Scalable>(Clear::Conditional, Passes::One),
     },
     Model {
         name: "irqtime[disable]",

@@ -7,6 +7,11 @@
 //! scan or re-sets the flag after the clear. Several passes may run at once (a softirq ILB and
 //! `nohz_run_idle_balance` on other CPUs); their racy scalar stores are accepted, as in the
 //! kernel.
+//!
+//! A visited CPU's own `rq.has_blocked_load` is cleared after the platform's decay returned,
+//! outside the rq lock the decay held, so the clear is limited: it covers the sets up to a
+//! reading taken before the decay, and a set the CPU made since (it ran a task and re-entered
+//! idle meanwhile) keeps the flag. All `Relaxed`; the argument is in [`crate::rq`]'s docs.
 
 use super::Machine;
 use crate::cpu::CpuId;
@@ -186,14 +191,21 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: stamps
-    /// `last_blocked_load_update_tick`, has the platform decay the averages, and clears
-    /// `rq.has_blocked_load` if nothing remains (it is never set here).
+    /// `last_blocked_load_update_tick`, has the platform decay the averages, and if nothing
+    /// remains clears `rq.has_blocked_load` (`update_blocked_load_status`; it is never set
+    /// here), unless `cpu` set it again after the decay began.
     #[doc(alias = "sched_balance_update_blocked_averages")]
+    #[doc(alias = "update_blocked_load_status")]
     fn update_blocked_averages<Pl: Platform<N>>(&self, by: CpuId<N>, cpu: CpuId<N>, plat: &Pl) {
         let rq = self.rq(cpu);
+        // Read before the platform's decay: the clear below covers the sets up to this
+        // reading, and a set landing after it survives. One the reading saw was made after
+        // its load was enqueued under the rq lock, so the decay sees that load (the lock
+        // orders them).
+        let before = rq.blocked_load_snapshot();
         rq.set_last_blocked_load_update_tick(plat.jiffies());
         if !plat.update_blocked_averages(by, cpu) {
-            rq.set_has_blocked_load(false);
+            rq.clear_has_blocked_load(before);
         }
     }
 

@@ -36,16 +36,18 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if !self.cpu_active(cpu) {
             return;
         }
-        // A hint only (spec §5.6): whoever clears it does so under the rq lock after reading
-        // the real averages. On Scalable's idempotent path it is stored with an RMW, so that
-        // the fence there can follow an RMW (free on x86); on the registering path the mask's
-        // RMW and its fence come after it, so a plain store is enough (and keeps a locked
-        // instruction out of the pair).
+        // A hint (spec §5.6), set without a lock: each set counts one higher, so an updater's
+        // clear, which covers only the sets up to its reading taken before the decay, leaves
+        // this one alone (`Rq::clear_has_blocked_load`, the crate's stand-in for the kernel's
+        // clear under the rq lock). On Scalable's idempotent path it is stored with an RMW, so
+        // that the fence there can follow an RMW (free on x86); on the registering path the
+        // mask's RMW and its fence come after it, so a plain store is enough (and keeps a
+        // locked instruction out of the pair). Never a compare-exchange (T9).
         let registered = rq.nohz_tick_stopped();
         if P::READ_BEFORE_WRITE && registered {
             rq.raise_has_blocked_load();
         } else {
-            rq.set_has_blocked_load(true);
+            rq.set_has_blocked_load();
         }
         let mut raised = false;
         if !registered {

@@ -26,6 +26,7 @@ mod tick_nohz_irq_enter_exit;
 mod tick_nohz_next_event;
 mod tick_nohz_stop_tick;
 mod tick_sched_timer;
+mod update_blocked_load_status;
 
 use nohz::nohz::KickDecision;
 use nohz::testing::{Event, HostPlatform};

@@ -16,10 +16,12 @@
 //! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker | none: the crate's steps are `Relaxed`, the grace period is the platform's |
 //! | [`rebuild`] | `rebuild_sched_domains` (twice) against idle entry and exit: the LLC busy count matches `nohz_idle` | `sched.domains.publish`, `sched.domains.load` |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
+//! | [`blocked_load`] | `update_blocked_load_status`: the ILB's clear of `rq.has_blocked_load` against the owner's new set | none: all `Relaxed`; it kills the unconditional clear |
 //!
 //! Every model declares the outcomes its race must reach (`CASES`); the tests assert that each
 //! was reached by some execution, so no model passes by never exploring its race.
 
+pub mod blocked_load;
 pub mod hotplug;
 pub mod irqtime;
 pub mod o1_o2;

@@ -1,0 +1,202 @@
+//! `update_blocked_load_status` (spec §5.5, §5.6): the ILB's clear of a visited CPU's
+//! `rq.has_blocked_load` after the platform's decay, against that CPU running a task and going
+//! idle again, which sets the flag anew without a lock.
+//!
+//! The kernel clears under the target's rq lock, and the owner enqueues load under that same
+//! lock, so a lost set can only be one whose load the decay saw. The crate clears after the
+//! platform's call returned, outside the lock, and its clear covers only the sets up to a
+//! reading of the set count taken before the call (`Rq::clear_has_blocked_load`). Here the
+//! platform's decay is a critical section under a loom `Mutex` (the rq lock) over the model's
+//! load word, and the owner takes the same mutex to add its load. What must hold at the end:
+//!
+//! - if any load is left, `rq(1).has_blocked_load` is set (so `update_nohz_stats` does not skip
+//!   CPU 1), and a later STATS pass decays it;
+//! - in particular, if the owner added its load after the decay's critical section (a set made
+//!   after the decay began), the rq flag is set, and with one pass so is `nohz.has_blocked_load`
+//!   (that decay began after the pass cleared the global flag, and the lock orders it before
+//!   the owner's store of 1).
+//!
+//! All of it holds with every access of the flag `Relaxed`: that a clear never covers a later
+//! set is coherence of one location (the single-writer set count), and the link between a set
+//! and its load is the mutex's own release/acquire. So
+//! there is no site to weaken here; what the model kills is the *unconditional* clear
+//! ([`Clear::Unconditional`], through `nohz::testing::clear_has_blocked_load_unconditionally`),
+//! the order the crate had before.
+
+use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+use nohz::testing::{Event, HostPlatform, clear_has_blocked_load_unconditionally};
+use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use std::sync::atomic::{AtomicBool as StdBool, Ordering::Relaxed};
+
+/// The outcomes the race must reach.
+pub const CASES: &[&str] = &[
+    "the decay saw CPU 1's new load: nothing to clear",
+    "the clear took effect, then CPU 1 set the flag again",
+    "the clear left CPU 1's set alone: it landed after the reading",
+    "the pass skipped CPU 1, busy",
+];
+
+/// The assertion message when a set made after the decay began is lost.
+pub const LOST: &str =
+    "blocked load: CPU 1's set after the decay began was erased; its new load is never decayed";
+
+/// How the ILB clears after a decay that found nothing left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clear {
+    /// The crate's own clear: it covers the sets up to the reading taken before the decay.
+    Conditional,
+    /// The order before the fix: the platform's call returns and the flag is cleared whatever
+    /// was set since (played inside the decay hook, after the lock is dropped, with the hook
+    /// then answering "load remains" so that the crate's own clear stays out of it).
+    Unconditional,
+}
+
+/// How many ILB passes race CPU 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passes {
+    /// CPU 0's pass alone.
+    One,
+    /// CPU 0's pass and, on a third thread, CPU 2's (a softirq ILB and a newidle STATS pass at
+    /// once, say): both may decay CPU 1 and clear from their own readings.
+    Two,
+}
+
+/// The rq lock and what it protects, in the model: CPU 1's load (in units), and how many
+/// decays have run.
+#[derive(Debug)]
+struct Locked {
+    load: u32,
+    decays: u32,
+}
+
+/// CPU 1 registered idle with one unit of old blocked load (flag set), a jiffy on. Main = ILB
+/// (CPU 0) runs a STATS pass (with [`Passes::Two`], a spawned CPU 2 runs one too); the
+/// platform's decay halves the load under the rq lock and answers whether any is left. A
+/// spawned CPU 1 runs a task (busy), which leaves two units of blocked load (added under the
+/// rq lock), then goes idle and re-enters idle with its tick still stopped (`enter_idle`'s
+/// idempotent path: a new set). After all: the properties of the module docs; then a later
+/// STATS pass.
+pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Explored {
+    crate::model_cases(CASES, move |cases| {
+        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
+        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let nr = m.init(3, 0, &*p).unwrap();
+        let [ilb, owner, other_ilb] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
+        m.enter_idle(owner, &*p);
+        assert!(m.rq(owner).has_blocked_load());
+        p.clock().advance(1);
+
+        let rq_lock = Arc::new(Mutex::new(Locked { load: 1, decays: 0 }));
+        // Model-only: CPU 1's enter_idle returned (Release), read by the decay (Acquire).
+        let set_done = Arc::new(AtomicBool::new(false));
+        // A label, not a synchronisation: the first decay saw the set land before its clear.
+        let after_reading = std::sync::Arc::new(StdBool::new(false));
+        {
+            let (m, rq_lock, set_done, after_reading) = (
+                m.clone(),
+                rq_lock.clone(),
+                set_done.clone(),
+                after_reading.clone(),
+            );
+            p.on_update_blocked_averages(move |_, cpu| {
+                assert_eq!(cpu, owner, "only CPU 1 is registered");
+                // With two passes, the first decay (by either) labels the outcome.
+                let (first, remains) = {
+                    let mut rq = rq_lock.lock().unwrap();
+                    rq.load /= 2;
+                    rq.decays += 1;
+                    (rq.decays == 1, rq.load > 0)
+                };
+                if remains {
+                    return true;
+                }
+                // The rq lock is dropped; the clear comes next. A set known to have been made
+                // by now came after the reading (the decay saw no new load), so the crate's
+                // clear must leave it alone.
+                if first && set_done.load(Acquire) {
+                    after_reading.store(true, Relaxed);
+                }
+                match clear {
+                    Clear::Conditional => false,
+                    Clear::Unconditional => {
+                        clear_has_blocked_load_unconditionally(m.rq(owner));
+                        true
+                    }
+                }
+            });
+        }
+
+        let cpu1 = {
+            let (m, p, rq_lock, set_done) = (m.clone(), p.clone(), rq_lock.clone(), set_done);
+            thread::spawn(move || {
+                let rq = m.rq(owner);
+                // A task wakes on CPU 1 and runs; when it blocks, its load stays behind.
+                super::set_busy(rq, 1);
+                let after_decay = {
+                    let mut locked = rq_lock.lock().unwrap();
+                    locked.load += 2;
+                    locked.decays > 0
+                };
+                super::set_idle(rq);
+                // A label only: the clear already took effect when CPU 1 sets the flag again.
+                let saw_clear = !rq.has_blocked_load();
+                m.enter_idle(owner, &*p);
+                set_done.store(true, Release);
+                (after_decay, saw_clear)
+            })
+        };
+        let cpu2 = (passes == Passes::Two).then(|| {
+            let (m, p) = (m.clone(), p.clone());
+            thread::spawn(move || {
+                m.idle_balance_pass(other_ilb, NohzFlags::STATS, &*p);
+            })
+        });
+        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        let (after_decay, saw_clear) = cpu1.join().unwrap();
+        if let Some(cpu2) = cpu2 {
+            cpu2.join().unwrap();
+        }
+
+        let (load, decays) = {
+            let locked = rq_lock.lock().unwrap();
+            (locked.load, locked.decays)
+        };
+        assert!(load == 0 || m.rq(owner).has_blocked_load(), "{LOST}");
+        if after_decay {
+            assert!(m.rq(owner).has_blocked_load(), "{LOST}");
+            // With a second pass, that pass may clear the global flag after CPU 1's store of 1
+            // and then read CPU 1 as still busy, or its rq flag as not yet set: the staleness
+            // of enter_idle's barrier-less idempotent path that the kernel accepts (spec §6
+            // O6), not this model's subject. With one pass, the lock orders it.
+            assert!(
+                passes == Passes::Two || m.nohz().has_blocked_load(),
+                "blocked load: CPU 1 set its flag after the decay, yet nohz.has_blocked_load \
+                 ended 0"
+            );
+        }
+        if decays == 0 {
+            cases.hit(CASES[3]);
+        } else if !after_decay {
+            cases.hit(CASES[0]);
+        } else if after_reading.load(Relaxed) {
+            cases.hit(CASES[2]);
+        } else if saw_clear {
+            cases.hit(CASES[1]);
+        }
+
+        // A later pass finds the flag and decays CPU 1's load again.
+        p.clock().advance(1);
+        p.take_events();
+        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        let decayed = p.events().contains(&Event::BlockedAverages {
+            by: ilb,
+            cpu: owner,
+        });
+        assert!(
+            load == 0 || decayed,
+            "blocked load: CPU 1 still has load, yet the next STATS pass skipped it"
+        );
+    })
+}
