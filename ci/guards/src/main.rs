@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 const N: usize = 64;
 type Cpu = CpuId<N>;
 
-/// A platform with nothing in it but a clock: every CPU active, each in an LLC of its own,
-/// nothing pending.
+/// A platform with nothing in it but a clock: each CPU in an LLC of its own, nothing pending
+/// (every CPU active: the machine's own mask says so from init).
 pub struct Bare {
     jiffies: AtomicUsize,
 }
@@ -29,9 +29,6 @@ impl Clock for Bare {
     }
 }
 impl CpuState<N> for Bare {
-    fn cpu_active(&self, _cpu: Cpu) -> bool {
-        true
-    }
     fn need_resched(&self, _cpu: Cpu) -> bool {
         false
     }
