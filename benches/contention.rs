@@ -667,7 +667,7 @@ fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
 /// T5b: a busy CPU 0's `nohz_balancer_kick` on its not-due path, paced as the spec says (about
 /// 300 ns of private work, an `lfence`, the call; here also an `lfence` after it, so the next
 /// work cannot hide the call's misses), while the antagonist keeps CPU 1 re-entering idle
-/// with its tick stopped (the idempotent `enter_idle` of every idle pass after seed 001), over
+/// with its tick stopped (the idempotent `nohz_balance_enter_idle` of every idle pass after seed 001), over
 /// an empty function in the same conditions. `Scalable` re-enters without storing and tests
 /// "not due" with one load; `Patched` (printed for comparison, same bound) stores
 /// `has_blocked_load` on every re-entry, so the kick's reads of the `nohz` line keep missing.
@@ -709,7 +709,7 @@ fn t5b_row<P: Policy>(ctx: &Ctx<'_>) {
 #[inline(never)]
 fn kick_cpu0<P: Policy>(rig: &Rig<P>) -> bool {
     matches!(
-        rig.m.balancer_kick(rig.cpus[0], &*rig.plat),
+        rig.m.nohz_balancer_kick(rig.cpus[0], &*rig.plat),
         nohz::nohz::KickDecision::NoFlags
     )
 }
@@ -739,10 +739,10 @@ fn not_due_with_cpu1_registered<P: Policy>(rig: &Rig<P>) {
     let [c0, c1] = rig.cpus;
     m.rq(c0).set_curr_is_idle(false);
     m.rq(c0).set_nr_running(1);
-    m.enter_idle(c1, p);
+    m.nohz_balance_enter_idle(c1, p);
     m.rq(c1).set_next_balance(p.clock().get().add(100));
-    m.idle_balance_pass(c1, nohz::NohzFlags::STATS | nohz::NohzFlags::NEXT, p);
-    m.enter_idle(c1, p);
+    m.nohz_idle_balance_pass(c1, nohz::NohzFlags::STATS | nohz::NohzFlags::NEXT, p);
+    m.nohz_balance_enter_idle(c1, p);
     assert!(m.nohz().idle_cpus_mask().test(c1) && !m.nohz().needs_update());
     assert!(kick_cpu0(rig), "CPU 0's kick is on its not-due path");
 }
@@ -755,7 +755,7 @@ impl<P: Policy> Churn for ReEnter<P> {
         let rig = &*self.0;
         while !stop.load(Ordering::Relaxed) {
             repeat::<false, ()>(64, || {
-                black_box(&*rig.m).enter_idle(rig.cpus[1], &*rig.plat)
+                black_box(&*rig.m).nohz_balance_enter_idle(rig.cpus[1], &*rig.plat)
             });
         }
     }

@@ -7,7 +7,7 @@
 //! the per-thread CPU-time gate), so the targets that are ratios under contention live there;
 //! the numbers here explain them (absolute nanoseconds are informational, spec/performance.md).
 //!
-//! - `pair`: the uncontended `enter_idle` + `exit_idle` pair on CPU 0 (each CPU in an LLC of
+//! - `pair`: the uncontended `nohz_balance_enter_idle` + `nohz_balance_exit_idle` pair on CPU 0 (each CPU in an LLC of
 //!   its own), every policy, tight and paced (an `lfence` before each pair), against a
 //!   `lock or` + `lock and` on a private word;
 //! - `balancer_kick_not_due`: a busy CPU 0's `nohz_balancer_kick` when balancing is not due,
@@ -75,7 +75,7 @@ type KickFn<P> = fn(&Rig<P>) -> KickDecision<CPUS>;
 /// `nohz_balancer_kick` on CPU 0, out of line.
 #[inline(never)]
 fn kick<P: Policy>(rig: &Rig<P>) -> KickDecision<CPUS> {
-    rig.m.balancer_kick(rig.cpus[0], &*rig.plat)
+    rig.m.nohz_balancer_kick(rig.cpus[0], &*rig.plat)
 }
 
 /// The empty function the not-due path is compared with: same signature, does nothing.
@@ -93,22 +93,22 @@ fn set_up_not_due<P: Policy>(rig: &Rig<P>, mask_empty: bool) -> KickDecision<CPU
     let [c0, c1] = rig.cpus;
     m.rq(c0).set_curr_is_idle(false);
     m.rq(c0).set_nr_running(1);
-    m.enter_idle(c1, p);
+    m.nohz_balance_enter_idle(c1, p);
     // CPU 1's own balance is due in 100 ticks; a NEXT pass makes that nohz.next_balance and
     // clears needs_update.
     m.rq(c1).set_next_balance(Jiffies::new(START + 100));
     assert_eq!(
-        m.idle_balance_pass(c1, NohzFlags::NEXT, p),
+        m.nohz_idle_balance_pass(c1, NohzFlags::NEXT, p),
         IlbPass::Completed
     );
     if mask_empty {
-        m.exit_idle(c1, p);
+        m.nohz_balance_exit_idle(c1, p);
     }
     let nohz = m.nohz();
     assert!(!nohz.needs_update(), "the NEXT pass cleared needs_update");
     assert!(p.clock().get().is_before(nohz.next_balance()), "not due");
     assert_eq!(nohz.idle_cpus_mask().is_empty(m.nr_cpu_ids()), mask_empty);
-    m.balancer_kick(c0, p)
+    m.nohz_balancer_kick(c0, p)
 }
 
 /// The not-due path of a policy, with the mask holding one CPU and empty.

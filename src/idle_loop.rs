@@ -7,7 +7,7 @@
 //! around each idle state, and the exit. The architecture and cpuidle parts (polling, the
 //! governor's choice, the idle instruction, reporting a dead CPU) are
 //! [`IdleHooks`](crate::platform::IdleHooks); interrupts arrive inside
-//! [`IdleHooks::enter_idle_state`](crate::platform::IdleHooks::enter_idle_state), where the
+//! [`IdleHooks::cpuidle_enter`](crate::platform::IdleHooks::cpuidle_enter), where the
 //! platform runs them through the crate's entry points (`tick_nohz_irq_enter`, the csd or timer
 //! handler, `tick_nohz_irq_exit`, the softirq).
 
@@ -31,7 +31,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick)
     /// or go through `cpuidle_idle_call`; finally `tick_nohz_idle_exit`.
     pub fn do_idle<Pl: IdlePlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> IdleExit {
-        self.run_idle_balance(cpu, plat);
+        self.nohz_run_idle_balance(cpu, plat);
         self.tick_nohz_idle_enter(cpu, plat);
         while !plat.need_resched(cpu) {
             if !plat.cpu_online(cpu) {
@@ -63,6 +63,6 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             }
             Some(_) => self.tick_nohz_idle_retain_tick(cpu),
         }
-        plat.enter_idle_state(cpu);
+        plat.cpuidle_enter(cpu);
     }
 }

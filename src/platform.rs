@@ -67,7 +67,7 @@ pub trait CpuState<const N: usize> {
     /// `synchronize_rcu()`: returns once every CPU has left any NOHZ path it was in when the
     /// call started, and what those paths wrote is visible to the caller.
     ///
-    /// Called by [`Machine::cpu_deactivate`](crate::Machine::cpu_deactivate) in process
+    /// Called by [`Machine::sched_cpu_deactivate`](crate::Machine::sched_cpu_deactivate) in process
     /// context (it may sleep), after the dying CPU left the idle mask and went inactive, so that
     /// no kicker that could still see the CPU in the mask is running when it returns. Every
     /// crate path that picks or kicks an idle CPU (the scheduler tick, `kick_ilb`, the csd
@@ -391,7 +391,7 @@ pub trait IdleHooks<const N: usize> {
 
     /// Enters the chosen idle state and returns after the next interrupt (whose handling, irq
     /// entry and exit included, the platform runs through the crate's entry points).
-    fn enter_idle_state(&self, cpu: CpuId<N>);
+    fn cpuidle_enter(&self, cpu: CpuId<N>);
 
     /// `cpuhp_report_idle_dead()` / `arch_cpu_idle_dead()`: `cpu` went offline in the idle loop.
     #[doc(alias = "cpuhp_report_idle_dead")]

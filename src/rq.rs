@@ -36,7 +36,7 @@
 //! - `blocked_load_sets`: how many times the owner set the flag. Only the owning CPU writes
 //!   it, storing its own last count plus one (a swap on `Scalable`'s idempotent path, where a
 //!   fence must follow an RMW); it only grows and is never reset (at one set a nanosecond, 64
-//!   bits last 584 years). A caller running `enter_idle` for another CPU, which counts a
+//!   bits last 584 years). A caller running `nohz_balance_enter_idle` for another CPU, which counts a
 //!   `WrongCpu` warning, would be a second writer and could make two sets share a count.
 //! - `blocked_load_decayed`: the set count an updater read *before* a decay that then found
 //!   nothing left (`BlockedLoadSnapshot`). Only updaters write it, with a plain store.
@@ -77,7 +77,7 @@
 //! read and its write, an outcome the memory model forbids), so it could be checked only with
 //! every set an RMW: a locked instruction on each idle entry, which the kernel does not pay.
 //! Here no RMW races a store. The owner's set is never a compare-exchange either:
-//! `ci/guards.sh` (T9) checks that `enter_idle` has none.
+//! `ci/guards.sh` (T9) checks that `nohz_balance_enter_idle` has none.
 
 use crate::jiffies::Jiffies;
 use crate::sync::{
@@ -200,7 +200,7 @@ struct Kick {
 
 /// NOHZ bookkeeping: this CPU's, and the ILB's on its behalf.
 #[derive(Debug)]
-struct Nohz {
+struct RqNohz {
     nohz_tick_stopped: AtomicBool,
     // `has_blocked_load` is `blocked_load_sets != blocked_load_decayed` (module docs): how
     // many times the owner set it, and the set count the last clearing decay began from.
@@ -269,7 +269,7 @@ impl SdSlot {
 pub struct Rq {
     hot: CachePadded<Hot>,
     kick: CachePadded<Kick>,
-    nohz: CachePadded<Nohz>,
+    nohz: CachePadded<RqNohz>,
 }
 
 impl Rq {
@@ -290,7 +290,7 @@ impl Rq {
                     nohz_flags: AtomicNohzFlags::new(),
                     csd_busy: AtomicBool::new(false),
                 }),
-                nohz: CachePadded::new(Nohz {
+                nohz: CachePadded::new(RqNohz {
                     nohz_tick_stopped: AtomicBool::new(false),
                     blocked_load_sets: AtomicU64::new(0),
                     blocked_load_decayed: AtomicU64::new(0),
@@ -659,7 +659,7 @@ mod tests {
         let line = core::mem::align_of::<CachePadded<u8>>();
         let hot = &*rq.hot as *const Hot as usize;
         let kick = &*rq.kick as *const Kick as usize;
-        let nohz = &*rq.nohz as *const Nohz as usize;
+        let nohz = &*rq.nohz as *const RqNohz as usize;
         assert!(
             hot / line != kick / line && kick / line != nohz / line && hot / line != nohz / line
         );

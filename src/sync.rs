@@ -316,7 +316,7 @@ impl Site {
 /// this CPU's bit in `nohz.idle_cpus_mask` and storing `nohz.needs_update = 1` /
 /// `nohz.has_blocked_load = 1`.
 pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
-    "nohz.enter_idle.mask_fence",
+    "nohz.nohz_balance_enter_idle.mask_fence",
     Ordering::SeqCst,
     "O1, O2",
     "nohz.ilb.clear_fence: the ILB clears has_blocked_load / needs_update, fences, then scans the mask",
@@ -328,7 +328,7 @@ pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
 /// between storing `rq.has_blocked_load = 1` and reading `nohz.has_blocked_load` to decide
 /// whether to store 1 there. The kernel needs no barrier here because its store is blind.
 pub static NOHZ_ENTER_IDLE_REPEAT_FENCE: Site = Site::fence_site(
-    "nohz.enter_idle.repeat_fence",
+    "nohz.nohz_balance_enter_idle.repeat_fence",
     Ordering::SeqCst,
     "O6/O7 (Scalable)",
     "nohz.ilb.clear_fence: the ILB clears has_blocked_load, fences, then reads each visited rq's \
@@ -369,7 +369,7 @@ pub static NOHZ_ILB_FENCE: Site = Site::fence_site(
     "nohz.ilb.clear_fence",
     Ordering::SeqCst,
     "O1, O2",
-    "nohz.enter_idle.mask_fence: enter_idle sets its mask bit, fences, then stores the flags = 1",
+    "nohz.nohz_balance_enter_idle.mask_fence: nohz_balance_enter_idle sets its mask bit, fences, then stores the flags = 1",
     "this scan missing a CPU that just registered while that CPU's store of 1 is overwritten by \
      this pass's 0: nobody refreshes its blocked load (or folds its next_balance)",
 );

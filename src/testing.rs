@@ -89,7 +89,7 @@ pub enum Event<const N: usize> {
         /// Ticks accounted.
         ticks: usize,
     },
-    /// [`IdleHooks::enter_idle_state`].
+    /// [`IdleHooks::cpuidle_enter`].
     IdleState {
         /// The CPU that idled.
         cpu: CpuId<N>,
@@ -758,7 +758,7 @@ impl<const N: usize, const HZ: u32> IdleHooks<N> for HostPlatform<N, HZ> {
             _ => None,
         }
     }
-    fn enter_idle_state(&self, cpu: CpuId<N>) {
+    fn cpuidle_enter(&self, cpu: CpuId<N>) {
         self.record(Event::IdleState { cpu });
         self.idle_event(cpu);
     }

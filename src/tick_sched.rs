@@ -10,7 +10,7 @@
 //! for "is the tick stopped", and [`TickSched::idle_sleeptime`] & co. for statistics, which can
 //! lag by one idle period.
 //!
-//! `TS_FLAG_STOPPED` is set in one place only, [`Machine::tick_stop`] (`tick_nohz_stop_tick`),
+//! `TS_FLAG_STOPPED` is set in one place only, [`Machine::tick_nohz_stop_tick`] (`tick_nohz_stop_tick`),
 //! and only when the timer base agrees to go idle; once set, `tick_nohz_next_event` never
 //! returns 0 ("keep ticking"), so every later stop attempt goes through the stop path. Seed 001
 //! depends on that: under [`Patched`](crate::Patched) the idle path calls
@@ -209,16 +209,14 @@ impl TickSched {
     }
 
     /// `tick_dep_set_cpu(cpu, bit)`: something on this CPU needs the tick (any CPU may call).
-    #[doc(alias = "tick_dep_set_cpu")]
     #[inline]
-    pub fn tick_dep_set(&self, bits: u32) {
+    pub fn tick_dep_set_cpu(&self, bits: u32) {
         self.tick_dep_mask.fetch_or(bits, Relaxed);
     }
 
     /// `tick_dep_clear_cpu(cpu, bit)`.
-    #[doc(alias = "tick_dep_clear_cpu")]
     #[inline]
-    pub fn tick_dep_clear(&self, bits: u32) {
+    pub fn tick_dep_clear_cpu(&self, bits: u32) {
         self.tick_dep_mask.fetch_and(!bits, Relaxed);
     }
 }
@@ -253,23 +251,23 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         );
     }
 
-    /// `tick_dep_set(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
-    #[doc(alias = "tick_dep_set")]
+    /// `tick_dep_set_cpu(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
+    #[doc(alias = "tick_dep_set_cpu")]
     #[inline]
-    pub fn tick_dep_set_global(&self, bits: u32) {
+    pub fn tick_dep_set(&self, bits: u32) {
         self.tick_globals.tick_dep_mask.fetch_or(bits, Relaxed);
     }
 
-    /// `tick_dep_clear(bit)`.
-    #[doc(alias = "tick_dep_clear")]
+    /// `tick_dep_clear_cpu(bit)`.
+    #[doc(alias = "tick_dep_clear_cpu")]
     #[inline]
-    pub fn tick_dep_clear_global(&self, bits: u32) {
+    pub fn tick_dep_clear(&self, bits: u32) {
         self.tick_globals.tick_dep_mask.fetch_and(!bits, Relaxed);
     }
 
     /// `tick_nohz_cpu_hotpluggable(cpu)`: `cpu` may go offline. Not the timekeeper while
     /// NO_HZ_FULL CPUs exist: it keeps time (and the housekeeping work) on their behalf.
-    /// [`cpu_deactivate`](Self::cpu_deactivate) checks it before changing anything.
+    /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) checks it before changing anything.
     #[inline]
     pub fn tick_nohz_cpu_hotpluggable(&self, cpu: CpuId<N>) -> bool {
         self.nohz_full.is_empty(self.nr_cpu_ids())
@@ -450,8 +448,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// next event; if the timer base refuses to go idle the tick keeps running. Otherwise hands
     /// off the timekeeping duty, and (unless already stopped at the same expiry) records the
     /// first stop and programs or cancels the one-shot timer.
-    #[doc(alias = "tick_nohz_stop_tick")]
-    pub fn tick_stop<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn tick_nohz_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         let ts = self.tick_sched(cpu);
         let basej = ts.last_jiffies();
         let basemono = ts.timer_expires_base();
@@ -570,7 +567,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return;
         }
         let was_stopped = ts.tick_stopped();
-        self.tick_stop(cpu, plat);
+        self.tick_nohz_stop_tick(cpu, plat);
         // Counted even when the timer base kept the tick running.
         TickSched::bump(&ts.idle_sleeps);
         ts.idle_expires.store(expires, Relaxed);
@@ -583,12 +580,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                     ts.idle_jiffies
                         .store(ts.last_jiffies.load(Relaxed), Relaxed);
                 }
-                self.enter_idle(cpu, plat);
+                self.nohz_balance_enter_idle(cpu, plat);
             }
         } else if !was_stopped && stopped {
             ts.idle_jiffies
                 .store(ts.last_jiffies.load(Relaxed), Relaxed);
-            self.enter_idle(cpu, plat);
+            self.nohz_balance_enter_idle(cpu, plat);
         }
     }
 
@@ -699,7 +696,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline]
     pub fn tick_nohz_full_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if self.tick_nohz_next_event(cpu, plat) != 0 {
-            self.tick_stop(cpu, plat);
+            self.tick_nohz_stop_tick(cpu, plat);
         } else {
             self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
         }

@@ -104,10 +104,10 @@ impl<P: Policy> Rig<P> {
         assert!(m.irqtime_enabled(), "irqtime was enabled at boot");
         // A pair registers and leaves again: it takes the full path every time.
         for i in 0..CPUS {
-            m.enter_idle(self.cpus[i], &*self.plat);
+            m.nohz_balance_enter_idle(self.cpus[i], &*self.plat);
             assert!(m.nohz().idle_cpus_mask().test(self.cpus[i]), "registered");
             assert!(!m.nohz_idle(self.cpus[i]), "no LLC to be counted idle in");
-            m.exit_idle(self.cpus[i], &*self.plat);
+            m.nohz_balance_exit_idle(self.cpus[i], &*self.plat);
             assert!(!m.rq(self.cpus[i]).nohz_tick_stopped(), "left again");
         }
         assert!(m.nohz().idle_cpus_mask().is_empty(m.nr_cpu_ids()));
@@ -123,8 +123,8 @@ impl<P: Policy> Rig<P> {
     #[inline(always)]
     pub fn pair(&self, i: usize) {
         let m = black_box(&*self.m);
-        m.enter_idle(self.cpus[i], &*self.plat);
-        m.exit_idle(self.cpus[i], &*self.plat);
+        m.nohz_balance_enter_idle(self.cpus[i], &*self.plat);
+        m.nohz_balance_exit_idle(self.cpus[i], &*self.plat);
     }
 
     /// `irqtime_enabled()`: the static key under `Patched`, the flag in the `nohz` scalar line

@@ -417,8 +417,8 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         let mut pairs = 0u64;
         while !stop.load(Relaxed) {
             for _ in 0..256 {
-                self.m.enter_idle(cpu, self);
-                self.m.exit_idle(cpu, self);
+                self.m.nohz_balance_enter_idle(cpu, self);
+                self.m.nohz_balance_exit_idle(cpu, self);
             }
             pairs += 256;
         }

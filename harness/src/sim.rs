@@ -367,7 +367,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 self.run_task(cpu, task, &mut rng, &mut next_stall);
                 continue;
             }
-            if self.m.newidle_balance(cpu, self) {
+            if self.m.sched_balance_newidle(cpu, self) {
                 continue;
             }
             self.idle(cpu, &mut rng);
@@ -412,7 +412,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         rq.set_curr_is_idle(false);
         self.sync_rq(i, 0, false);
         c.deactivating.store(true, Relaxed);
-        let refused = self.m.cpu_deactivate(cpu, self).is_err();
+        let refused = self.m.sched_cpu_deactivate(cpu, self).is_err();
         c.deactivating.store(false, Relaxed);
         if refused {
             self.counters.hotplug_refused.fetch_add(1, Relaxed);
@@ -437,7 +437,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         // Back: the tick device is set up (NO_HZ mode, a periodic tick), then activation.
         self.m.tick_nohz_activate(cpu, true);
         self.program_tick(cpu, self.now_ns() + tick_nsec(HZ));
-        if self.m.cpu_activate(cpu, self).is_err() {
+        if self.m.sched_cpu_activate(cpu, self).is_err() {
             self.check(false);
         }
         let ts = self.m.tick_sched(cpu);
@@ -515,9 +515,9 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         let has = ts.tick_dep_mask() & TICK_DEP_SCHED != 0;
         if crowded != has {
             if crowded {
-                ts.tick_dep_set(TICK_DEP_SCHED);
+                ts.tick_dep_set_cpu(TICK_DEP_SCHED);
             } else {
-                ts.tick_dep_clear(TICK_DEP_SCHED);
+                ts.tick_dep_clear_cpu(TICK_DEP_SCHED);
             }
             self.m.tick_nohz_full_update_tick(cpu, self);
         }
@@ -631,7 +631,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             .irqtime_account_irq(cpu, IrqContext::Hardirq, self.now_ns());
         self.m.tick_nohz_irq_exit(cpu, self);
         if c.softirq.swap(false, Relaxed) {
-            self.m.balance_softirq(cpu, self);
+            self.m.sched_balance_softirq(cpu, self);
         }
     }
 
@@ -912,9 +912,9 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Sim<P, HZ> {
 
 impl<P: Policy, const HZ: u32> IdleHooks<CAP> for Sim<P, HZ> {
     fn poll_idle(&self, cpu: Cpu) {
-        self.enter_idle_state(cpu);
+        self.cpuidle_enter(cpu);
     }
-    fn enter_idle_state(&self, cpu: Cpu) {
+    fn cpuidle_enter(&self, cpu: Cpu) {
         let i = cpu.index();
         let c = &self.cpus[i];
         // Past the stop attempt of this idle period, if it ran (idle_calls moved).

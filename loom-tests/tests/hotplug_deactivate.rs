@@ -1,4 +1,4 @@
-//! Hotplug (spec §5.3, §5.6): `cpu_deactivate` on CPU 2 against CPU 2's own idle entry during
+//! Hotplug (spec §5.3, §5.6): `sched_cpu_deactivate` on CPU 2 against CPU 2's own idle entry during
 //! the grace period and busy CPU 0's kicks. Once it returned, CPU 2 is never in the idle mask
 //! and never kicked; a kick sent before is flushed by `cpu_dying`. Model body:
 //! `loom_tests::models::hotplug`.

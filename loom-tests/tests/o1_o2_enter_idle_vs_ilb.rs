@@ -18,7 +18,7 @@ fn legacy_forbids_the_lost_flag() {
     enter_idle_against_ilb::<Legacy>().assert_all_reached();
 }
 
-/// The model can fail: without the enter_idle fence the lost flag is reachable.
+/// The model can fail: without the nohz_balance_enter_idle fence the lost flag is reachable.
 #[test]
 #[should_panic(expected = "O1: scan missed CPU 1")]
 fn without_the_enter_idle_fence_the_flag_is_lost() {

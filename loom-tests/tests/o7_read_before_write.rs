@@ -1,4 +1,4 @@
-//! O7 (spec §6) for `Scalable`: enter_idle reads the nohz flags before storing 1, on both of
+//! O7 (spec §6) for `Scalable`: nohz_balance_enter_idle reads the nohz flags before storing 1, on both of
 //! its paths, and loses nothing against an ILB pass. The model bodies are
 //! `loom_tests::models::o7`; every weakening of the fences involved is tried by
 //! `tests/mutants.rs`.

@@ -1,4 +1,4 @@
-//! O8 (spec §6, §5.7): NEWILB set by `newidle_balance` and consumed by `run_idle_balance` on
+//! O8 (spec §6, §5.7): NEWILB set by `newidle_balance` and consumed by `nohz_run_idle_balance` on
 //! CPU 2, against two remote kicks to CPU 2 and its csd handler. No kick bit lost, NEWILB
 //! never owns the csd, the STATS pass runs only as the spec says. Model body:
 //! `loom_tests::models::o8`.

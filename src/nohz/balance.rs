@@ -41,8 +41,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `sched_balance_softirq()` on `cpu`: the ILB work a kick handed over, if any and if the
     /// CPU is still idle, covers this CPU too; otherwise the CPU refreshes its own blocked
     /// load and balances its own domains.
-    #[doc(alias = "sched_balance_softirq")]
-    pub fn balance_softirq<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn sched_balance_softirq<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.check_on_cpu(cpu, plat);
         let idle = if self.rq(cpu).idle_balance() {
             CpuIdleType::Idle
@@ -74,7 +73,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if idle != CpuIdleType::Idle {
             return false;
         }
-        self.idle_balance_pass(cpu, flags, plat);
+        self.nohz_idle_balance_pass(cpu, flags, plat);
         true
     }
 
@@ -87,7 +86,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// (`has_blocked_load` if STATS, `needs_update` if NEXT) and the deadlines stay as they
     /// were.
     #[doc(alias = "_nohz_idle_balance")]
-    pub fn idle_balance_pass<Pl: Platform<N>>(
+    pub fn nohz_idle_balance_pass<Pl: Platform<N>>(
         &self,
         cpu: CpuId<N>,
         flags: NohzFlags,
@@ -109,7 +108,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if flags.contains(NohzFlags::NEXT) {
             self.nohz.store_needs_update(false);
         }
-        // O1/O2: order the clears above before the mask scan below, against enter_idle's mask
+        // O1/O2: order the clears above before the mask scan below, against nohz_balance_enter_idle's mask
         // bit before its stores of 1 (NOHZ_ENTER_IDLE_FENCE).
         NOHZ_ILB_FENCE.fence();
 
@@ -218,8 +217,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// domain, which still goes on), `rq.next_balance` is pulled in to `jiffies + HZ` or the
     /// walk's earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
     /// blocked-load refresh. Returns whether a task was pulled.
-    #[doc(alias = "sched_balance_newidle")]
-    pub fn newidle_balance<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+    pub fn sched_balance_newidle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
         self.check_on_cpu(cpu, plat);
         let rq = self.rq(cpu);
         // update_misfit_status(NULL, rq), before any early return: without a task it only
@@ -267,12 +265,15 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// the only bit (no kick pending, whose softirq would do the same) and nothing needs to
     /// run, do a STATS pass here, even though this CPU may not be in the mask yet. Returns the
     /// pass's outcome if one ran.
-    #[doc(alias = "nohz_run_idle_balance")]
-    pub fn run_idle_balance<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<IlbPass> {
+    pub fn nohz_run_idle_balance<Pl: Platform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> Option<IlbPass> {
         self.check_on_cpu(cpu, plat);
         let flags = self.rq(cpu).nohz_flags().take_newilb();
         if flags == NohzFlags::NEWILB && !plat.need_resched(cpu) {
-            return Some(self.idle_balance_pass(cpu, NohzFlags::STATS, plat));
+            return Some(self.nohz_idle_balance_pass(cpu, NohzFlags::STATS, plat));
         }
         None
     }

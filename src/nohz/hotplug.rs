@@ -8,7 +8,7 @@
 //!
 //! 1. the dying CPU leaves the idle mask (`nohz_balance_exit_idle`);
 //! 2. it goes inactive (`set_cpu_active(cpu, false)`): from here its own idle loop, which runs
-//!    whenever the hotplug thread sleeps, cannot register it again (`enter_idle` returns at
+//!    whenever the hotplug thread sleeps, cannot register it again (`nohz_balance_enter_idle` returns at
 //!    once for an inactive CPU);
 //! 3. the platform waits for a grace period (`synchronize_rcu`): every kicker that could still
 //!    have seen the CPU in the mask has finished, so none can send it a kick afterwards;
@@ -35,12 +35,12 @@ use core::fmt;
 /// Why a hotplug step was refused; nothing was changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HotplugError {
-    /// [`Machine::cpu_deactivate`] of a CPU that is not active.
+    /// [`Machine::sched_cpu_deactivate`] of a CPU that is not active.
     NotActive {
         /// The CPU.
         cpu: usize,
     },
-    /// [`Machine::cpu_activate`] of a CPU that is already active.
+    /// [`Machine::sched_cpu_activate`] of a CPU that is already active.
     AlreadyActive {
         /// The CPU.
         cpu: usize,
@@ -50,7 +50,7 @@ pub enum HotplugError {
         /// The CPU.
         cpu: usize,
     },
-    /// [`Machine::cpu_deactivate`] of the last active CPU.
+    /// [`Machine::sched_cpu_deactivate`] of the last active CPU.
     LastActiveCpu {
         /// The CPU.
         cpu: usize,
@@ -95,17 +95,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// (`synchronize_rcu`) and rebuilds the domains without the CPU (`cpuset_cpu_inactive`).
     ///
     /// After it returns the CPU is never in the idle mask again until
-    /// [`cpu_activate`](Self::cpu_activate), and no kicker sends it a nohz kick: the CPU's own
+    /// [`sched_cpu_activate`](Self::sched_cpu_activate), and no kicker sends it a nohz kick: the CPU's own
     /// idle loop, which may run during the wait, finds it inactive and does not register.
     /// A kick already sent before is flushed by [`cpu_dying`](Self::cpu_dying).
     ///
     /// The kernel's own refusals come before or after it: run `dl_bw_deactivate` before this
     /// call; if a later step refuses (`cpuset_cpu_inactive` in the kernel, or any step of the
-    /// embedder's own), roll back with [`cpu_activate`](Self::cpu_activate), as the kernel's
+    /// embedder's own), roll back with [`sched_cpu_activate`](Self::sched_cpu_activate), as the kernel's
     /// `sched_cpu_deactivate` does. Refused, changing nothing, for an inactive CPU, the last
     /// active CPU, or the NO_HZ_FULL timekeeper.
-    #[doc(alias = "sched_cpu_deactivate")]
-    pub fn cpu_deactivate<Pl: Platform<N>>(
+    pub fn sched_cpu_deactivate<Pl: Platform<N>>(
         &self,
         cpu: CpuId<N>,
         plat: &Pl,
@@ -125,7 +124,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return Err(HotplugError::LastActiveCpu { cpu: index });
         }
         // 1. Out of the mask: nohz_balance_exit_idle(rq).
-        self.exit_idle(cpu, plat);
+        self.nohz_balance_exit_idle(cpu, plat);
         // 2. set_cpu_active(cpu, false): from here the CPU's own idle entry refuses it, so
         //    the wait below cannot end with it registered again.
         self.active.clear(cpu);
@@ -142,10 +141,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// (`cpuset_cpu_active`). Call it for a CPU coming (back) up, once its tick is set up
     /// ([`tick_nohz_activate`](Self::tick_nohz_activate): a CPU that died lost its NO_HZ
     /// mode with the rest of its tick state), and as the rollback of a
-    /// [`cpu_deactivate`](Self::cpu_deactivate) that a later step refused. Refused, changing
+    /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) that a later step refused. Refused, changing
     /// nothing, for a CPU that is already active.
-    #[doc(alias = "sched_cpu_activate")]
-    pub fn cpu_activate<Pl: Platform<N>>(
+    pub fn sched_cpu_activate<Pl: Platform<N>>(
         &self,
         cpu: CpuId<N>,
         plat: &Pl,
@@ -161,7 +159,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// The dying CPU's last NOHZ and tick steps, on `cpu` itself with interrupts off (the
     /// kernel's `CPUHP_AP_*_DYING` callbacks, in stop-machine, in their teardown order), after
-    /// [`cpu_deactivate`](Self::cpu_deactivate):
+    /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate):
     ///
     /// - `tick_cpu_dying` (`CPUHP_AP_TICK_DYING`): if the CPU keeps time, the duty passes to
     ///   the lowest other active CPU (the others are all spinning in stop-machine, so none can

@@ -28,8 +28,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// Under [`Scalable`](crate::Scalable) the two flags are read first and stored only if 0,
     /// and the idempotent path fences before its read, so re-entering idle with the tick
     /// stopped writes nothing shared.
-    #[doc(alias = "nohz_balance_enter_idle")]
-    pub fn enter_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn nohz_balance_enter_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.check_on_cpu(cpu, plat);
         let rq = self.rq(cpu);
         // A CPU being torn down must not register.
@@ -83,8 +82,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts
     /// as busy in its LLC. Does nothing unless it was registered.
-    #[doc(alias = "nohz_balance_exit_idle")]
-    pub fn exit_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn nohz_balance_exit_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.check_on_cpu(cpu, plat);
         let rq = self.rq(cpu);
         if !rq.nohz_tick_stopped() {

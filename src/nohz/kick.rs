@@ -56,21 +56,20 @@ pub enum KickOutcome<const N: usize> {
 
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// The NOHZ tail of `sched_tick()` on `cpu`: snapshots `rq.idle_balance = idle_cpu()` and
-    /// runs [`balance_trigger`](Self::balance_trigger). Call it from the timer interrupt of every
+    /// runs [`sched_balance_trigger`](Self::sched_balance_trigger). Call it from the timer interrupt of every
     /// CPU whose tick runs (and when a stopped tick's timer fires on an idle CPU). Returns the
     /// kick decision, if the trigger got that far.
     pub fn sched_tick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<KickDecision<N>> {
         self.check_on_cpu(cpu, plat);
         let rq = self.rq(cpu);
         rq.set_idle_balance(rq.idle_cpu());
-        self.balance_trigger(cpu, plat)
+        self.sched_balance_trigger(cpu, plat)
     }
 
     /// `sched_balance_trigger(rq)`: nothing for a CPU without a domain or an inactive one;
     /// otherwise raise `SCHED_SOFTIRQ` if this rq's own balance is due, then
     /// `nohz_balancer_kick`.
-    #[doc(alias = "sched_balance_trigger")]
-    pub fn balance_trigger<Pl: Platform<N>>(
+    pub fn sched_balance_trigger<Pl: Platform<N>>(
         &self,
         cpu: CpuId<N>,
         plat: &Pl,
@@ -82,7 +81,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if plat.jiffies().is_after_eq(rq.next_balance()) {
             plat.raise_sched_softirq(cpu);
         }
-        Some(self.balancer_kick(cpu, plat))
+        Some(self.nohz_balancer_kick(cpu, plat))
     }
 
     /// `nohz_balancer_kick(rq)`: on a busy CPU's tick, decide whether an idle CPU should
@@ -98,12 +97,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// no call, so the path saves and restores no registers; anything else goes out of line to
     /// the whole sequence, which reads everything again. Both give the same decision and the
     /// same side effects (the fast test has none).
-    #[doc(alias = "nohz_balancer_kick")]
     #[inline]
-    pub fn balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
+    pub fn nohz_balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
         if P::KICK_DEADLINE {
             let rq = self.rq(cpu);
-            // What the whole sequence does first: no IdleTick, exit_idle warns about nothing
+            // What the whole sequence does first: no IdleTick, nohz_balance_exit_idle warns about nothing
             // and finds the CPU unregistered; then the deadline word says not due. The tests
             // are plain loads with no side effects, so all of them are made and combined
             // without short-circuiting: the common tick runs straight through to one branch.
@@ -128,7 +126,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return KickDecision::IdleTick;
         }
         // The first busy tick after idle takes this CPU out of the mask.
-        self.exit_idle(cpu, plat);
+        self.nohz_balance_exit_idle(cpu, plat);
 
         if P::KICK_DEADLINE {
             // Scalable: a stale deadline word is refreshed first (once per bump, see
@@ -365,7 +363,7 @@ mod tests {
         let m = Machine::<Patched, 4, 1>::new();
         let nr = m.init(4, 0, &p).unwrap();
         let (c0, c3) = (nr.cpu(0).unwrap(), nr.cpu(3).unwrap());
-        m.enter_idle(c3, &p);
+        m.nohz_balance_enter_idle(c3, &p);
         assert_eq!(m.kick_ilb(c0, NohzFlags::STATS, &p), KickOutcome::Sent(c3));
         m.rq(c3).nohz_flags().take_for_csd();
         assert_eq!(
@@ -376,7 +374,7 @@ mod tests {
         assert_eq!(m.warnings().of_kind(Warning::CsdBusy), 1);
         assert_eq!(p.ipis().len(), 1);
         // The dying-CPU flush clears both, so the CPU's next life starts clean.
-        m.cpu_deactivate(c3, &p).unwrap();
+        m.sched_cpu_deactivate(c3, &p).unwrap();
         m.cpu_dying(c3, &p).unwrap();
         assert!(!m.rq(c3).csd_busy());
         assert_eq!(m.rq(c3).nohz_flags().load(), NohzFlags::empty());

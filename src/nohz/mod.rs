@@ -8,8 +8,8 @@
 //! it acts for and the [`Platform`] that answers questions and performs actions.
 //!
 //! **Who writes what.**
-//! - `nohz.idle_cpus_mask`: each CPU sets its own bit in `enter_idle` and clears it in
-//!   `exit_idle`, on its own CPU. Everybody reads it (the kick's emptiness test, ILB selection,
+//! - `nohz.idle_cpus_mask`: each CPU sets its own bit in `nohz_balance_enter_idle` and clears it in
+//!   `nohz_balance_exit_idle`, on its own CPU. Everybody reads it (the kick's emptiness test, ILB selection,
 //!   the ILB scan). It fills lines of its own.
 //! - the `nohz` scalars (`has_blocked_load`, `needs_update`, `next_balance`, `next_blocked`,
 //!   and for [`Legacy`](crate::Legacy) the `nr_cpus` counter): stored by idle entry and by ILB
@@ -18,7 +18,7 @@
 //! - per-LLC `nr_busy_cpus`: decremented and incremented by the LLC's CPUs as they register and
 //!   leave; reset by a topology rebuild.
 //!
-//! **Which barrier pairs with which** (spec §6): `enter_idle`'s fence after setting the mask bit
+//! **Which barrier pairs with which** (spec §6): `nohz_balance_enter_idle`'s fence after setting the mask bit
 //! pairs with `_nohz_idle_balance`'s fence after clearing the flags (O1, O2); `kick_ilb`'s
 //! `fetch_or` pairs with `nohz_csd_func`'s `fetch_andnot` (O3). Every other access is a racy
 //! `Relaxed` one whose staleness the kernel tolerates (O5, O6): consumers re-check
@@ -155,7 +155,7 @@ impl<const W: usize> Nohz<W> {
     /// is below 2^32). A stale word is at least 2^33, so the one compare fails on it whatever its
     /// deadline. Who keeps it true:
     /// - writers that make the kick due sooner bump it with one Release `fetch_add` (a single
-    ///   locked add on x86, no compare-exchange loop on the idle path): `enter_idle` when it
+    ///   locked add on x86, no compare-exchange loop on the idle path): `nohz_balance_enter_idle` when it
     ///   sets `needs_update` or `has_blocked_load`. The word is stale from then on, so the kick
     ///   takes the full path;
     /// - refreshers recompute the deadline from the scalars after an Acquire load of the word
@@ -241,7 +241,7 @@ impl<const W: usize> Nohz<W> {
         }
     }
 
-    /// `nohz.has_blocked_load = 1` from `enter_idle`: a blind store, or under
+    /// `nohz.has_blocked_load = 1` from `nohz_balance_enter_idle`: a blind store, or under
     /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7). Returns whether
     /// it stored; under `P::KICK_DEADLINE` the caller then bumps the kick deadline (a STATS
     /// kick may now be due from `next_blocked + 1` on), once for both flags.
@@ -250,9 +250,9 @@ impl<const W: usize> Nohz<W> {
         raise_flag::<P>(&self.scalars.has_blocked_load)
     }
 
-    /// `nohz.needs_update = 1` from `enter_idle`, as [`Self::raise_has_blocked_load`] (a NEXT
+    /// `nohz.needs_update = 1` from `nohz_balance_enter_idle`, as [`Self::raise_has_blocked_load`] (a NEXT
     /// kick is due at once). A CPU that reads 1 stores nothing: whoever stored that 1 bumps
-    /// the deadline before its `enter_idle` returns, and if an ILB pass cleared it meanwhile,
+    /// the deadline before its `nohz_balance_enter_idle` returns, and if an ILB pass cleared it meanwhile,
     /// that pass's scan sees this CPU (O7).
     #[inline]
     fn raise_needs_update<P: Policy>(&self) -> bool {
@@ -281,7 +281,7 @@ impl<const W: usize> Nohz<W> {
     }
 }
 
-/// Sets a `nohz` flag to 1 from `enter_idle`: a blind store, or under `P::READ_BEFORE_WRITE`
+/// Sets a `nohz` flag to 1 from `nohz_balance_enter_idle`: a blind store, or under `P::READ_BEFORE_WRITE`
 /// a store only if it reads 0. Returns whether it stored.
 #[inline(always)]
 fn raise_flag<P: Policy>(flag: &AtomicU32) -> bool {
@@ -408,7 +408,7 @@ pub struct Machine<P: Policy, const N: usize, const W: usize> {
     nr_cpu_ids: CachePadded<NrCpuIdsCell<N>>,
     housekeeping: CpuMask<W>,
     /// `cpu_active_mask`: owned by the crate, so hotplug's order is the crate's (see
-    /// [`Machine::cpu_deactivate`]).
+    /// [`Machine::sched_cpu_deactivate`]).
     active: CpuMask<W>,
     nohz: Nohz<W>,
     rqs: PerCpu<Rq, N>,
@@ -476,7 +476,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// Boot: fixes `nr_cpu_ids`, makes every CPU active (`cpu_active_mask`; from then on only
-    /// [`cpu_deactivate`](Self::cpu_deactivate) and [`cpu_activate`](Self::cpu_activate) change
+    /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) and [`sched_cpu_activate`](Self::sched_cpu_activate) change
     /// it) and a housekeeping CPU (clear the NO_HZ_FULL ones afterwards through
     /// [`housekeeping`](Self::housekeeping)), sets `nohz.next_balance`,
     /// `nohz.next_blocked` (`init_sched_fair_class`) and each rq's `next_balance` and
@@ -574,8 +574,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `cpu_active(cpu)`: `cpu` is up and not being taken down. Every CPU is active from
-    /// [`init`](Self::init) on; [`cpu_deactivate`](Self::cpu_deactivate) clears it at the point
-    /// of the kernel's `set_cpu_active(cpu, false)` and [`cpu_activate`](Self::cpu_activate)
+    /// [`init`](Self::init) on; [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) clears it at the point
+    /// of the kernel's `set_cpu_active(cpu, false)` and [`sched_cpu_activate`](Self::sched_cpu_activate)
     /// sets it again. An inactive CPU never registers as idle, does not run the balance
     /// trigger, and returns from newidle at once.
     #[inline]
@@ -673,7 +673,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// there, and its update is gone with it, as on an RCU-freed domain.
     ///
     /// Rebuilds must not run concurrently with each other, nor with
-    /// [`cpu_deactivate`](Self::cpu_deactivate) / [`cpu_activate`](Self::cpu_activate) (which
+    /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) / [`sched_cpu_activate`](Self::sched_cpu_activate) (which
     /// rebuild too): the kernel serializes them with the hotplug lock and
     /// `sched_domains_mutex`, and an embedding holds its own equivalent.
     #[doc(alias = "build_sched_domains")]

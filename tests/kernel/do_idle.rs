@@ -30,7 +30,7 @@ fn newilb_pass_first_then_stop_idle_and_exit<P: Policy>() {
     w.advance(1);
     let c3 = w.cpu(3);
     w.m.rq(c3).set_avg_idle(u64::MAX);
-    w.m.newidle_balance(c3, &w.p);
+    w.m.sched_balance_newidle(c3, &w.p);
     w.idle(3);
     w.p.set_next_timer(c3, START_NS + 20 * TICK);
     w.p.take_events();

@@ -9,7 +9,7 @@ fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() 
     let w = World::<P>::with_llcs(4, 4);
     w.enter(2);
     w.p.take_events();
-    w.m.cpu_deactivate(w.cpu(2), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(2), &w.p).unwrap();
     assert!(w.mask().is_empty());
     assert!(
         !w.m.cpu_active(w.cpu(2)),
@@ -24,13 +24,13 @@ fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() 
     w.enter(2);
     assert!(w.mask().is_empty());
     assert_eq!(
-        w.m.cpu_deactivate(w.cpu(2), &w.p),
+        w.m.sched_cpu_deactivate(w.cpu(2), &w.p),
         Err(HotplugError::NotActive { cpu: 2 })
     );
     // Back: active, in its LLC again (counted busy), and it registers when it idles.
-    w.m.cpu_activate(w.cpu(2), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(2), &w.p).unwrap();
     assert_eq!(
-        w.m.cpu_activate(w.cpu(2), &w.p),
+        w.m.sched_cpu_activate(w.cpu(2), &w.p),
         Err(HotplugError::AlreadyActive { cpu: 2 })
     );
     assert_eq!(w.busy_count(0), 4);
@@ -48,15 +48,15 @@ fn refusals_change_nothing<P: Policy>() {
     w.m.set_tick_do_timer_cpu(Some(w.cpu(1)));
     w.p.take_events();
     assert_eq!(
-        w.m.cpu_deactivate(w.cpu(1), &w.p),
+        w.m.sched_cpu_deactivate(w.cpu(1), &w.p),
         Err(HotplugError::NohzFullTimekeeper { cpu: 1 })
     );
     assert!(w.m.cpu_active(w.cpu(1)) && w.mask() == [1] && w.events().is_empty());
     // Without NO_HZ_FULL CPUs the timekeeper may go; the last active CPU may not.
     w.m.nohz_full().clear(w.cpu(0));
-    w.m.cpu_deactivate(w.cpu(1), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(1), &w.p).unwrap();
     assert_eq!(
-        w.m.cpu_deactivate(w.cpu(0), &w.p),
+        w.m.sched_cpu_deactivate(w.cpu(0), &w.p),
         Err(HotplugError::LastActiveCpu { cpu: 0 })
     );
     assert!(w.m.cpu_active(w.cpu(0)));
@@ -68,12 +68,12 @@ fn refusals_change_nothing<P: Policy>() {
 }
 
 fn deactivation_refused_later_rolls_back<P: Policy>() {
-    // The embedder's cpuset step refuses after cpu_deactivate: cpu_activate undoes it.
+    // The embedder's cpuset step refuses after sched_cpu_deactivate: sched_cpu_activate undoes it.
     let w = World::<P>::with_llcs(4, 4);
     w.enter(3);
     w.busy(3, 1);
-    w.m.cpu_deactivate(w.cpu(3), &w.p).unwrap();
-    w.m.cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(3), &w.p).unwrap();
     assert!(w.m.cpu_active(w.cpu(3)) && w.m.rq(w.cpu(3)).has_sched_domain());
     assert_eq!(w.busy_count(0), 4, "counted busy in the rebuilt LLC");
     w.enter(3);
@@ -89,14 +89,14 @@ fn dying_cpu_runs_its_queued_kick_so_nothing_is_stuck<P: Policy>() {
         KickOutcome::Sent(w.cpu(3))
     );
     // CPU 3 goes down before the IPI is handled.
-    w.m.cpu_deactivate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(3), &w.p).unwrap();
     w.m.cpu_dying(w.cpu(3), &w.p).unwrap();
     let rq = w.m.rq(w.cpu(3));
     assert!(!rq.csd_busy());
     assert_eq!(rq.nohz_flags().load(), NohzFlags::empty());
     // Back online and idle again: the first kick owns the csd and sends.
     w.m.tick_nohz_activate(w.cpu(3), true);
-    w.m.cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(3), &w.p).unwrap();
     w.enter(3);
     assert_eq!(
         w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
@@ -105,7 +105,7 @@ fn dying_cpu_runs_its_queued_kick_so_nothing_is_stuck<P: Policy>() {
     assert_eq!(w.warnings(), 0);
     // With nothing queued, the flush does nothing but the tick's teardown.
     w.m.nohz_csd_ipi(w.cpu(3), &w.p);
-    w.m.cpu_deactivate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(3), &w.p).unwrap();
     w.p.take_events();
     w.m.cpu_dying(w.cpu(3), &w.p).unwrap();
     assert_eq!(w.events(), [Event::CancelTick { cpu: w.cpu(3) }]);
@@ -129,7 +129,7 @@ fn rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice<P: Policy>() {
     w.tick(1);
     assert_eq!(w.busy_count(0), 2);
     // CPU 3 re-enters idle while registered: idempotent path, not counted idle again.
-    w.m.enter_idle(w.cpu(3), &w.p);
+    w.m.nohz_balance_enter_idle(w.cpu(3), &w.p);
     assert_eq!(w.busy_count(2), 2);
 }
 
@@ -254,7 +254,7 @@ fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
     let nr = m.init(4, 0, &*p).unwrap();
     let [c0, c2] = [0, 2].map(|i| nr.cpu(i).unwrap());
     // CPU 2 idled with its tick stopped; now its hotplug thread runs the deactivation.
-    m.enter_idle(c2, &*p);
+    m.nohz_balance_enter_idle(c2, &*p);
     m.rq(c2).set_curr_is_idle(false);
     m.rq(c2).set_nr_running(1);
     let hm = m.clone();
@@ -263,9 +263,9 @@ fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
         // The hotplug thread sleeps: CPU 2 switches to its idle task and stops the tick.
         m.rq(c2).set_nr_running(0);
         m.rq(c2).set_curr_is_idle(true);
-        m.enter_idle(c2, p);
+        m.nohz_balance_enter_idle(c2, p);
     });
-    m.cpu_deactivate(c2, &*p).unwrap();
+    m.sched_cpu_deactivate(c2, &*p).unwrap();
     assert!(
         !m.nohz().idle_cpus_mask().test(c2),
         "a deactivated CPU re-registered during the grace period"
@@ -304,7 +304,7 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     w.p.advance_time_ns(3_000_000);
     w.m.tick_nohz_idle_exit(c1, &w.p);
     w.busy(1, 1);
-    w.m.cpu_deactivate(c1, &w.p).unwrap();
+    w.m.sched_cpu_deactivate(c1, &w.p).unwrap();
     // The thread sleeps, the CPU idles again: the tick stops, but it does not register.
     w.idle(1);
     w.m.tick_nohz_idle_enter(c1, &w.p);
@@ -349,7 +349,7 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     );
     // Up again: tick set up, then activated.
     w.m.tick_nohz_activate(c1, true);
-    w.m.cpu_activate(c1, &w.p).unwrap();
+    w.m.sched_cpu_activate(c1, &w.p).unwrap();
     w.busy(1, 1);
     let fresh = w.ts(3);
     assert_eq!(ts.flags(), fresh.flags(), "as CPU 3, which never idled");
@@ -384,7 +384,7 @@ fn time_goes_on_when_the_timekeeper_dies<P: Policy>() {
     let w = World::<P>::new(4);
     w.m.set_tick_do_timer_cpu(Some(w.cpu(0)));
     w.busy(0, 1);
-    w.m.cpu_deactivate(w.cpu(0), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(0), &w.p).unwrap();
     w.m.cpu_dying(w.cpu(0), &w.p).unwrap();
     assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(1)));
     let before = w.now();
@@ -410,7 +410,7 @@ fn the_llc_leader_goes_down_and_the_next_cpu_leads<P: Policy>() {
     let w = World::<P>::with_llcs(4, 4);
     w.m.set_tick_do_timer_cpu(Some(w.cpu(3)));
     w.busy(0, 1);
-    w.m.cpu_deactivate(w.cpu(0), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(0), &w.p).unwrap();
     for c in 1..4 {
         assert_eq!(w.m.llc_leader(w.cpu(c)), Some(1), "CPU {c}");
     }
@@ -418,7 +418,7 @@ fn the_llc_leader_goes_down_and_the_next_cpu_leads<P: Policy>() {
     assert_eq!(w.busy_count(1), 3);
     w.enter(2);
     assert_eq!(w.busy_count(3), 2);
-    w.m.cpu_activate(w.cpu(0), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(0), &w.p).unwrap();
     assert_eq!(w.m.llc_leader(w.cpu(2)), Some(0));
     assert_eq!(w.busy_count(0), 4, "a fresh domain counts every CPU busy");
     assert_eq!(w.warnings(), 0);

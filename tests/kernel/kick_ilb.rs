@@ -63,7 +63,7 @@ fn newilb_alone_does_not_own_the_csd<P: Policy>() {
     w.m.rq(w.cpu(3)).set_avg_idle(u64::MAX);
     w.advance(1);
     // CPU 3's newidle asked for a local refresh: NEWILB only.
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(w.m.rq(w.cpu(3)).nohz_flags().load(), NohzFlags::NEWILB);
     assert_eq!(w.m.kick_ilb(w.cpu(0), S, &w.p), KickOutcome::Sent(w.cpu(3)));
 }

@@ -99,7 +99,7 @@ impl<P: Policy> World<P> {
     /// CPU `i` goes idle and stops its tick: `nohz_balance_enter_idle`.
     pub fn enter(&self, i: usize) {
         self.idle(i);
-        self.m.enter_idle(self.cpu(i), &self.p);
+        self.m.nohz_balance_enter_idle(self.cpu(i), &self.p);
     }
 
     /// `rebuild_sched_domains` from the platform's current topology. Drops every event
@@ -113,7 +113,7 @@ impl<P: Policy> World<P> {
     /// CPU `i` goes inactive through the crate's hotplug path (`sched_cpu_deactivate`); the
     /// events it recorded (its grace period) are dropped.
     pub fn deactivate(&self, i: usize) {
-        self.m.cpu_deactivate(self.cpu(i), &self.p).unwrap();
+        self.m.sched_cpu_deactivate(self.cpu(i), &self.p).unwrap();
         self.p.take_events();
     }
 

@@ -45,7 +45,7 @@ fn idempotent_path_only_refreshes_blocked_load<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(1);
     // An ILB pass cleared the flags since.
-    w.m.idle_balance_pass(
+    w.m.nohz_idle_balance_pass(
         w.cpu(1),
         nohz::NohzFlags::STATS | nohz::NohzFlags::NEXT,
         &w.p,
@@ -54,7 +54,7 @@ fn idempotent_path_only_refreshes_blocked_load<P: Policy>() {
     let rq = w.m.rq(w.cpu(1));
     assert!(!w.m.nohz().needs_update());
     let counter = w.m.nohz().nr_cpus();
-    w.m.enter_idle(w.cpu(1), &w.p);
+    w.m.nohz_balance_enter_idle(w.cpu(1), &w.p);
     assert!(rq.has_blocked_load() && w.m.nohz().has_blocked_load());
     assert!(
         !w.m.nohz().needs_update(),

@@ -7,7 +7,7 @@ use nohz::{NohzFlags, Policy};
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
 
 fn kick<P: Policy>(w: &World<P>, cpu: usize) -> KickDecision<{ crate::N }> {
-    w.m.balancer_kick(w.cpu(cpu), &w.p)
+    w.m.nohz_balancer_kick(w.cpu(cpu), &w.p)
 }
 
 /// Registered idle CPUs 2 and 3, busy CPUs 0 (`n` tasks) and 1; a STATS|NEXT pass done, so
@@ -16,7 +16,7 @@ fn setup<P: Policy>(n: u32) -> World<P> {
     let w = World::<P>::new(4);
     w.enter(2);
     w.enter(3);
-    w.m.idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
     assert!(!w.m.nohz().needs_update());
     assert_eq!(w.m.nohz().next_balance(), w.now());
     w.busy(0, n);
@@ -59,14 +59,14 @@ fn not_due_goes_to_out_without_balance<P: Policy>() {
     // Move nohz.next_balance 10 ticks ahead, as a NEXT pass does from the idle rqs' deadlines.
     w.m.rq(w.cpu(3)).set_next_balance(w.now().add(10));
     w.m.rq(w.cpu(2)).set_next_balance(w.now().add(10));
-    w.m.idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
     assert_eq!(w.m.nohz().next_balance(), w.now().add(10));
     assert_eq!(kick(&w, 0), KickDecision::NoFlags, "two tasks, but not due");
     // With blocked load past its deadline, STATS still goes out while not due.
     w.advance(40);
     w.m.rq(w.cpu(2)).set_next_balance(w.now().add(10));
     w.m.rq(w.cpu(3)).set_next_balance(w.now().add(10));
-    w.m.idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
     w.advance(1);
     assert!(w.m.nohz().has_blocked_load());
     assert!(w.now().is_after(w.m.nohz().next_blocked()));
@@ -152,7 +152,7 @@ fn llc_busy_count_decides_last<P: Policy>() {
     assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
     let w = setup::<P>(1);
     w.enter(1);
-    w.m.idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
     assert_eq!(w.busy_count(0), 1, "only CPU 0 busy");
     assert_eq!(kick(&w, 0), KickDecision::NoFlags);
 }
@@ -169,7 +169,7 @@ both!(
     llc_busy_count_decides_last,
 );
 
-/// `Scalable`'s precomputed deadline word: `enter_idle` setting a flag makes it stale, the
+/// `Scalable`'s precomputed deadline word: `nohz_balance_enter_idle` setting a flag makes it stale, the
 /// first kick that finds it stale refreshes it (once), and a refreshed word answers the
 /// not-due test exactly as the full test does.
 mod scalable_deadline {
@@ -192,7 +192,7 @@ mod scalable_deadline {
         for cpu in [2, 3] {
             w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(10));
         }
-        w.m.idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+        w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
         assert!(!w.m.nohz().needs_update() && !w.m.nohz().has_blocked_load());
         assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
         w
@@ -206,7 +206,7 @@ mod scalable_deadline {
         for cpu in [2, 3] {
             w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(ahead));
         }
-        w.m.idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+        w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
         assert_eq!(w.m.nohz().next_balance(), w.now().add(ahead));
         w
     }

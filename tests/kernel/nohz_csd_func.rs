@@ -43,7 +43,7 @@ fn newilb_is_consumed_too<P: Policy>() {
     w.enter(3);
     w.m.rq(w.cpu(3)).set_avg_idle(u64::MAX);
     w.advance(1);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p);
     w.m.nohz_csd_ipi(w.cpu(3), &w.p);
     let rq = w.m.rq(w.cpu(3));
@@ -68,7 +68,7 @@ fn softirq_runs_the_ilb_pass_or_balances_itself<P: Policy>() {
     w.m.kick_ilb(w.cpu(0), SB, &w.p);
     w.m.nohz_csd_ipi(w.cpu(2), &w.p);
     w.p.take_events();
-    w.m.balance_softirq(w.cpu(2), &w.p);
+    w.m.sched_balance_softirq(w.cpu(2), &w.p);
     assert_eq!(w.m.rq(w.cpu(2)).nohz_idle_balance(), NohzFlags::empty());
     // The ILB pass balanced CPUs 3 then 2 (wrap from 3); no self-balance after it.
     let balanced: Vec<_> = w
@@ -82,7 +82,7 @@ fn softirq_runs_the_ilb_pass_or_balances_itself<P: Policy>() {
     assert_eq!(balanced, [(2, 3), (2, 2)]);
     // Without handed-over flags, the softirq balances its own CPU.
     w.p.take_events();
-    w.m.balance_softirq(w.cpu(2), &w.p);
+    w.m.sched_balance_softirq(w.cpu(2), &w.p);
     assert!(matches!(
         w.events()[..],
         [Event::BlockedAverages { .. }, Event::BalanceDomains { .. }]
@@ -99,7 +99,7 @@ fn flags_handed_to_a_cpu_that_is_busy_by_softirq_time_are_dropped<P: Policy>() {
     w.busy(3, 1);
     w.tick(3);
     w.p.take_events();
-    w.m.balance_softirq(w.cpu(3), &w.p);
+    w.m.sched_balance_softirq(w.cpu(3), &w.p);
     assert_eq!(w.m.rq(w.cpu(3)).nohz_idle_balance(), NohzFlags::empty());
     assert!(matches!(
         w.events()[..],

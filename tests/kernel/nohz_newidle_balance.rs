@@ -27,7 +27,7 @@ fn newilb<P: Policy>(w: &World<P>) -> bool {
 
 fn nothing_pulled_requests_a_local_refresh<P: Policy>() {
     let w = setup::<P>();
-    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
     assert!(newilb(&w));
     assert_eq!(w.events(), [Event::NewidleBalance { cpu: w.cpu(3) }]);
     assert!(w.ipis().is_empty(), "no IPI for NEWILB");
@@ -39,46 +39,46 @@ fn pulled_task_requests_nothing<P: Policy>() {
         pulled_task: true,
         next_balance: None,
     });
-    assert!(w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(w.m.sched_balance_newidle(w.cpu(3), &w.p));
     assert!(!newilb(&w));
 }
 
 fn short_idle_or_nothing_blocked_or_not_due_requests_nothing<P: Policy>() {
     let w = setup::<P>();
     w.m.rq(w.cpu(3)).set_avg_idle(SCHED_MIGRATION_COST_NS - 1);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(!newilb(&w), "expected idle too short");
 
     let w = setup::<P>();
     // A STATS pass clears the flag (nothing left) and moves next_blocked 32 ticks on.
-    w.m.idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
     assert!(!w.m.nohz().has_blocked_load());
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(!newilb(&w), "no blocked load anywhere");
 
     let w = setup::<P>();
     w.p.set_blocked_load_remains(w.cpu(1), true);
-    w.m.idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
     assert!(w.m.nohz().has_blocked_load());
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(!newilb(&w), "refresh not due before next_blocked");
     w.advance(31);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(!newilb(&w), "one tick before next_blocked");
     w.advance(1);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(newilb(&w), "at next_blocked the refresh is due");
 }
 
 fn wakeup_pending_or_inactive_returns_early<P: Policy>() {
     let w = setup::<P>();
     w.m.rq(w.cpu(3)).set_ttwu_pending(true);
-    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
     assert!(!newilb(&w) && w.events().is_empty());
 
     let w = setup::<P>();
     w.deactivate(3);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(!newilb(&w) && w.events().is_empty());
 }
 
@@ -88,10 +88,10 @@ fn symmetric_capacity_leaves_misfit_alone<P: Policy>() {
     let w = setup::<P>();
     assert!(!w.m.sched_asym_cpucap_active());
     let rq = w.m.rq(w.cpu(3));
-    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
     assert_eq!(rq.misfit_task_load(), 7, "after the domain walk");
     rq.set_ttwu_pending(true);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(rq.misfit_task_load(), 7, "on the early return");
 }
 
@@ -107,28 +107,28 @@ fn asymmetric_capacity_clears_misfit_before_any_early_return<P: Policy>() {
     w.m.rebuild_sched_domains(&w.p).unwrap();
     assert!(w.m.sched_asym_cpucap_active());
     let rq = w.m.rq(w.cpu(3));
-    assert!(!w.m.newidle_balance(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
     assert_eq!(rq.misfit_task_load(), 0, "after the domain walk");
     rq.set_misfit_task_load(7);
     rq.set_ttwu_pending(true);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(rq.misfit_task_load(), 0, "before the wakeup's early return");
     rq.set_ttwu_pending(false);
     rq.set_misfit_task_load(7);
     w.deactivate(3);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(
         rq.misfit_task_load(),
         0,
         "before the inactive CPU's early return"
     );
     // Symmetric again from the next rebuild on.
-    w.m.cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(3), &w.p).unwrap();
     w.p.set_asym_cpucapacity(false);
     w.m.rebuild_sched_domains(&w.p).unwrap();
     assert!(!w.m.sched_asym_cpucap_active());
     rq.set_misfit_task_load(7);
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(rq.misfit_task_load(), 7);
     assert_eq!(w.warnings(), 0);
 }
@@ -158,7 +158,7 @@ fn isolated_cpu_skips_the_walk_but_still_requests<P: Policy>() {
     let w = setup::<P>();
     w.p.set_sched_domain(w.cpu(3), false);
     w.rebuild();
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert!(w.events().is_empty(), "no domain walk");
     assert!(newilb(&w));
 }
@@ -167,13 +167,13 @@ fn next_balance_is_pulled_in<P: Policy>() {
     let w = setup::<P>();
     let rq = w.m.rq(w.cpu(3));
     rq.set_next_balance(w.now().add(5000));
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(rq.next_balance(), w.now().add(1000), "jiffies + HZ");
     w.p.set_newidle_outcome(NewidleOutcome {
         pulled_task: false,
         next_balance: Some(w.now().add(12)),
     });
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(
         rq.next_balance(),
         w.now().add(12),
@@ -183,7 +183,7 @@ fn next_balance_is_pulled_in<P: Policy>() {
         pulled_task: false,
         next_balance: Some(w.now().add(50)),
     });
-    w.m.newidle_balance(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &w.p);
     assert_eq!(rq.next_balance(), w.now().add(12), "never pushed out");
 }
 

@@ -118,10 +118,10 @@ fn init_sets_avg_idle_so_newidle_requests_a_refresh<P: Policy>() {
     // CPU 1 registers idle (blocked load pending); CPU 3 goes idle pulling nothing.
     let (c1, c3) = (m.cpu(1).unwrap(), m.cpu(3).unwrap());
     m.rq(c1).set_curr_is_idle(true);
-    m.enter_idle(c1, &p);
+    m.nohz_balance_enter_idle(c1, &p);
     m.rq(c3).set_curr_is_idle(true);
     p.clock().advance(1);
-    assert!(!m.newidle_balance(c3, &p));
+    assert!(!m.sched_balance_newidle(c3, &p));
     assert!(
         m.rq(c3).nohz_flags().load().contains(NohzFlags::NEWILB),
         "a NEWILB pass is requested with no set_avg_idle"

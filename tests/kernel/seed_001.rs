@@ -49,7 +49,7 @@ fn patched_makes_the_idle_nohz_full_cpu_visible() {
     assert_eq!(kicked, KickOutcome::Sent(w.cpu(1)));
     w.m.nohz_csd_ipi(w.cpu(1), &w.p);
     w.p.take_events();
-    w.m.balance_softirq(w.cpu(1), &w.p);
+    w.m.sched_balance_softirq(w.cpu(1), &w.p);
     assert!(w.events().contains(&Event::BalanceDomains {
         by: w.cpu(1),
         cpu: w.cpu(3),
@@ -70,7 +70,7 @@ fn legacy_leaves_it_invisible() {
     w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &w.p);
     w.m.nohz_csd_ipi(w.cpu(1), &w.p);
     w.p.take_events();
-    w.m.balance_softirq(w.cpu(1), &w.p);
+    w.m.sched_balance_softirq(w.cpu(1), &w.p);
     assert!(
         !w.events()
             .iter()

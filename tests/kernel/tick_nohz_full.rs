@@ -20,12 +20,12 @@ fn dependencies_keep_the_tick<P: Policy>() {
     let w = busy_full_cpu::<P>();
     let c = w.cpu(3);
     assert!(w.m.can_stop_full_tick(c, &w.p));
-    w.ts(3).tick_dep_set(TICK_DEP_SCHED);
+    w.ts(3).tick_dep_set_cpu(TICK_DEP_SCHED);
     assert!(!w.m.can_stop_full_tick(c, &w.p), "this CPU's mask");
-    w.ts(3).tick_dep_clear(TICK_DEP_SCHED);
-    w.m.tick_dep_set_global(1);
+    w.ts(3).tick_dep_clear_cpu(TICK_DEP_SCHED);
+    w.m.tick_dep_set(1);
     assert!(!w.m.can_stop_full_tick(c, &w.p), "the global mask");
-    w.m.tick_dep_clear_global(1);
+    w.m.tick_dep_clear(1);
     w.p.set_task_tick_dependencies(c, 1 << 3);
     assert!(
         !w.m.can_stop_full_tick(c, &w.p),
@@ -57,7 +57,7 @@ fn update_restarts_a_stopped_tick_once_something_depends_on_it<P: Policy>() {
     let c = w.cpu(3);
     w.m.tick_nohz_full_update_tick(c, &w.p);
     assert!(w.ts(3).tick_stopped());
-    w.ts(3).tick_dep_set(TICK_DEP_SCHED);
+    w.ts(3).tick_dep_set_cpu(TICK_DEP_SCHED);
     w.m.tick_nohz_full_update_tick(c, &w.p);
     assert!(!w.ts(3).tick_stopped());
 }

@@ -76,7 +76,7 @@ fn every_stopped_pass_registers_under_patched_only_the_first_under_legacy<P: Pol
     let first_idle_jiffies = w.ts(2).idle_jiffies();
     // An ILB pass decays CPU 2's blocked load; an interrupt wakes it without work.
     w.advance(1);
-    w.m.idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
     let rq = w.m.rq(w.cpu(2));
     assert!(!rq.has_blocked_load() && !w.m.nohz().has_blocked_load());
     w.m.tick_nohz_irq_enter(w.cpu(2), &w.p);
@@ -88,7 +88,7 @@ fn every_stopped_pass_registers_under_patched_only_the_first_under_legacy<P: Pol
         "transition only"
     );
     assert_eq!(w.ts(2).idle_sleeps(), 2);
-    // Patched: enter_idle's idempotent path re-flagged the blocked load. Legacy: nothing.
+    // Patched: nohz_balance_enter_idle's idempotent path re-flagged the blocked load. Legacy: nothing.
     assert_eq!(rq.has_blocked_load(), P::ENTER_IDLE_WHENEVER_STOPPED);
     assert_eq!(
         w.m.nohz().has_blocked_load(),

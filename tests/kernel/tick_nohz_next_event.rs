@@ -54,7 +54,7 @@ fn the_last_timekeeper_stays_bounded_while_nobody_keeps_time<P: Policy>() {
         w.m.tick_nohz_next_event(w.cpu(0), &w.p),
         START_NS + 5 * TICK
     );
-    w.m.tick_stop(w.cpu(0), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(0), &w.p);
     assert_eq!(w.m.tick_do_timer_cpu(), None);
     assert!(w.ts(0).flags().contains(nohz::TsFlags::DO_TIMER_LAST));
     assert_eq!(
@@ -71,7 +71,7 @@ fn once_stopped_it_never_returns_zero<P: Policy>() {
     let c = w.cpu(2);
     w.p.set_next_timer(c, START_NS + 20 * TICK);
     w.m.tick_nohz_next_event(c, &w.p);
-    w.m.tick_stop(c, &w.p);
+    w.m.tick_nohz_stop_tick(c, &w.p);
     assert!(w.ts(2).tick_stopped());
     w.p.set_next_timer(c, START_NS + TICK / 2);
     assert_eq!(w.m.tick_nohz_next_event(c, &w.p), START_NS + TICK / 2);
@@ -102,7 +102,7 @@ fn a_next_timer_in_the_past_warns_and_counts_as_now<P: Policy>() {
     // Once stopped, the clamped time is the answer: the base itself.
     w.p.set_next_timer(c, base + 20 * TICK);
     w.m.tick_nohz_next_event(c, &w.p);
-    w.m.tick_stop(c, &w.p);
+    w.m.tick_nohz_stop_tick(c, &w.p);
     assert!(w.ts(1).tick_stopped());
     assert_eq!(w.warnings(), 1);
     w.p.set_next_timer(c, base - 1);

@@ -41,7 +41,7 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     }
     w.p.take_events();
     assert_eq!(
-        w.m.idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p),
         IlbPass::Completed
     );
     assert_eq!(decayed(&w), [1]);
@@ -54,7 +54,7 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     // The next pass, a jiffy on, decays CPU 1 again, and now finds nothing left.
     w.advance(1);
     w.p.take_events();
-    w.m.idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p);
     assert_eq!(
         decayed(&w),
         [1],

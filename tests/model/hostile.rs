@@ -200,10 +200,14 @@ fn from_another_cpu<P: Policy>(
 
 fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
     // nohz_balance_enter_idle for CPU 2 run on CPU 0: registers CPU 2 all the same.
-    from_another_cpu::<P>(&[], &[], 2, 0, 1, |s, c| s.m.enter_idle(c, &s.p));
+    from_another_cpu::<P>(&[], &[], 2, 0, 1, |s, c| {
+        s.m.nohz_balance_enter_idle(c, &s.p)
+    });
     let registered = [Step::IdleEnter(2), Step::IdleStop(2)];
     // nohz_balance_exit_idle for a registered CPU 2 run on CPU 3: leaves the mask.
-    from_another_cpu::<P>(&[], &registered, 2, 3, 1, |s, c| s.m.exit_idle(c, &s.p));
+    from_another_cpu::<P>(&[], &registered, 2, 3, 1, |s, c| {
+        s.m.nohz_balance_exit_idle(c, &s.p)
+    });
     // The tick-side idle section entered and left from the wrong CPU.
     from_another_cpu::<P>(&[], &[], 1, 2, 1, |s, c| s.m.tick_nohz_idle_enter(c, &s.p));
     from_another_cpu::<P>(&[], &[Step::IdleEnter(1)], 1, 0, 1, |s, c| {
@@ -230,15 +234,17 @@ fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
     from_another_cpu::<P>(&[], &kicked, 1, 3, 1, |s, c| s.m.nohz_csd_ipi(c, &s.p));
     let mut raised = kicked.to_vec();
     raised.push(Step::DeliverIpi(1));
-    from_another_cpu::<P>(&[], &raised, 1, 0, 1, |s, c| s.m.balance_softirq(c, &s.p));
+    from_another_cpu::<P>(&[], &raised, 1, 0, 1, |s, c| {
+        s.m.sched_balance_softirq(c, &s.p)
+    });
     from_another_cpu::<P>(&[], &[Step::Advance(2)], 3, 0, 1, |s, c| {
-        s.m.newidle_balance(c, &s.p);
+        s.m.sched_balance_newidle(c, &s.p);
     });
     from_another_cpu::<P>(&[], &[], 3, 0, 1, |s, c| {
-        s.m.run_idle_balance(c, &s.p);
+        s.m.nohz_run_idle_balance(c, &s.p);
     });
     from_another_cpu::<P>(&[], &registered, 2, 0, 1, |s, c| {
-        s.m.cpu_deactivate(c, &s.p).unwrap()
+        s.m.sched_cpu_deactivate(c, &s.p).unwrap()
     });
 }
 
@@ -537,13 +543,13 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
     }
     for call in calls {
         match *call {
-            Raw::EnterIdle(a) => m.enter_idle(cpu(a), &p),
-            Raw::ExitIdle(a) => m.exit_idle(cpu(a), &p),
+            Raw::EnterIdle(a) => m.nohz_balance_enter_idle(cpu(a), &p),
+            Raw::ExitIdle(a) => m.nohz_balance_exit_idle(cpu(a), &p),
             Raw::SchedTick(a) => {
                 m.sched_tick(cpu(a), &p);
             }
             Raw::BalancerKick(a) => {
-                m.balancer_kick(cpu(a), &p);
+                m.nohz_balancer_kick(cpu(a), &p);
             }
             Raw::KickIlb(a, f) => {
                 m.kick_ilb(cpu(a), NohzFlags::from_bits_retain(f), &p);
@@ -552,18 +558,18 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
                 m.find_new_ilb(cpu(a));
             }
             Raw::CsdIpi(a) => m.nohz_csd_ipi(cpu(a), &p),
-            Raw::Softirq(a) => m.balance_softirq(cpu(a), &p),
+            Raw::Softirq(a) => m.sched_balance_softirq(cpu(a), &p),
             Raw::Pass(a, f) => {
-                m.idle_balance_pass(cpu(a), NohzFlags::from_bits_retain(f), &p);
+                m.nohz_idle_balance_pass(cpu(a), NohzFlags::from_bits_retain(f), &p);
             }
             Raw::Newidle(a) => {
-                m.newidle_balance(cpu(a), &p);
+                m.sched_balance_newidle(cpu(a), &p);
             }
             Raw::RunIdleBalance(a) => {
-                m.run_idle_balance(cpu(a), &p);
+                m.nohz_run_idle_balance(cpu(a), &p);
             }
             Raw::Deactivate(a) => {
-                let _ = m.cpu_deactivate(cpu(a), &p);
+                let _ = m.sched_cpu_deactivate(cpu(a), &p);
             }
             Raw::Dying(a) => {
                 let _ = m.cpu_dying(cpu(a), &p);
@@ -572,10 +578,10 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
                 let _ = m.rebuild_sched_domains(&p);
             }
             Raw::Active(a, true) => {
-                let _ = m.cpu_activate(cpu(a), &p);
+                let _ = m.sched_cpu_activate(cpu(a), &p);
             }
             Raw::Active(a, false) => {
-                let _ = m.cpu_deactivate(cpu(a), &p);
+                let _ = m.sched_cpu_deactivate(cpu(a), &p);
             }
             Raw::Domain(a, b) => p.set_sched_domain(cpu(a), b),
             Raw::Llc(a, l) => p.set_llc(cpu(a), l.map(cpu)),
@@ -608,7 +614,7 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
             Raw::IrqExit(a) => m.tick_nohz_irq_exit(cpu(a), &p),
             Raw::FullStop(a) => m.tick_nohz_full_stop_tick(cpu(a), &p),
             Raw::FullUpdate(a) => m.tick_nohz_full_update_tick(cpu(a), &p),
-            Raw::TickStop(a) => m.tick_stop(cpu(a), &p),
+            Raw::TickStop(a) => m.tick_nohz_stop_tick(cpu(a), &p),
             Raw::TickTimer(a) => {
                 m.tick_sched_timer(cpu(a), &p);
             }

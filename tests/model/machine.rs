@@ -217,7 +217,7 @@ impl<P: Policy> Sut<P> {
                     pulled_task: pulls,
                     next_balance: None,
                 });
-                let pulled = m.newidle_balance(cpu, p);
+                let pulled = m.sched_balance_newidle(cpu, p);
                 self.out.pulled = Some(pulled);
                 if pulled {
                     self.set_tasks(c, 1);
@@ -226,7 +226,7 @@ impl<P: Policy> Sut<P> {
             }
             Step::IdleEnter(c) => {
                 let cpu = self.cpu(c);
-                let pass = m.run_idle_balance(cpu, p);
+                let pass = m.nohz_run_idle_balance(cpu, p);
                 self.out.newilb_pass = Some(pass.map(|e| match e {
                     IlbPass::Completed => PassEnd::Completed,
                     IlbPass::Aborted => PassEnd::Aborted,
@@ -290,7 +290,7 @@ impl<P: Policy> Sut<P> {
                 self.irq_exit(c);
                 self.handled_csd(c);
             }
-            Step::Softirq(c) => m.balance_softirq(self.cpu(c), p),
+            Step::Softirq(c) => m.sched_balance_softirq(self.cpu(c), p),
             Step::Set { cpu: c, knob, on } => {
                 let cpu = self.cpu(c);
                 let rq = m.rq(cpu);
@@ -309,9 +309,9 @@ impl<P: Policy> Sut<P> {
                     Knob::TickDep => {
                         let ts = m.tick_sched(cpu);
                         if on {
-                            ts.tick_dep_set(TICK_DEP_SCHED);
+                            ts.tick_dep_set_cpu(TICK_DEP_SCHED);
                         } else {
-                            ts.tick_dep_clear(TICK_DEP_SCHED);
+                            ts.tick_dep_clear_cpu(TICK_DEP_SCHED);
                         }
                     }
                     Knob::BlockedRemains => p.set_blocked_load_remains(cpu, on),
@@ -329,7 +329,7 @@ impl<P: Policy> Sut<P> {
                 // The platform's view of the topology first, so the crate's rebuild at the
                 // end of the deactivation sees the CPU gone.
                 self.set_platform_topology_as(Some((c, false)));
-                m.cpu_deactivate(cpu, p)
+                m.sched_cpu_deactivate(cpu, p)
                     .expect("the model only deactivates a CPU that may go");
             }
             Step::Dying(c) => {
@@ -348,7 +348,7 @@ impl<P: Policy> Sut<P> {
                     m.tick_nohz_activate(cpu, true);
                 }
                 self.set_platform_topology_as(Some((c, true)));
-                m.cpu_activate(cpu, p)
+                m.sched_cpu_activate(cpu, p)
                     .expect("the model only activates an inactive CPU");
             }
             Step::Isolate { cpu: c, on } => {
@@ -394,8 +394,8 @@ impl<P: Policy> Sut<P> {
                 self.handled_csd(c);
             }
             Step::Remote { call, .. } => match call {
-                Call::EnterIdle(t) => m.enter_idle(self.cpu(t), p),
-                Call::ExitIdle(t) => m.exit_idle(self.cpu(t), p),
+                Call::EnterIdle(t) => m.nohz_balance_enter_idle(self.cpu(t), p),
+                Call::ExitIdle(t) => m.nohz_balance_exit_idle(self.cpu(t), p),
             },
         }
         self.out.events = self.p.take_events().into_iter().filter_map(event).collect();

@@ -68,37 +68,37 @@ impl Balance<N> for Bare {
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t9_enter_idle_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) {
-    m.enter_idle(cpu, p);
+    m.nohz_balance_enter_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t9_exit_idle_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) {
-    m.exit_idle(cpu, p);
+    m.nohz_balance_exit_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t9_enter_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
-    m.enter_idle(cpu, p);
+    m.nohz_balance_enter_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t9_exit_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
-    m.exit_idle(cpu, p);
+    m.nohz_balance_exit_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t9_enter_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
-    m.enter_idle(cpu, p);
+    m.nohz_balance_enter_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t9_exit_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
-    m.exit_idle(cpu, p);
+    m.nohz_balance_exit_idle(cpu, p);
 }
 
 /// The not-due path: a busy CPU's kick while `nohz.next_balance` is ahead, no blocked load
@@ -106,14 +106,14 @@ pub fn t9_exit_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t5a_kick_not_due_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) -> bool {
-    matches!(m.balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
+    matches!(m.nohz_balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
 }
 
 /// The same not-due path under `Scalable` (one precomputed deadline word).
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t5a_kick_not_due_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) -> bool {
-    matches!(m.balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
+    matches!(m.nohz_balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
 }
 
 /// Sets `m` up so that CPU 0's kick is on its not-due path: CPU 0 busy, and one BALANCE kick
@@ -136,17 +136,17 @@ fn machine<P: Policy>(p: &Bare) -> Box<Machine<P, N, 1>> {
     m
 }
 
-/// Stores to shared lines per repeated `enter_idle` of a registered CPU (its tick stopped, so
+/// Stores to shared lines per repeated `nohz_balance_enter_idle` of a registered CPU (its tick stopped, so
 /// after seed 001 every idle pass makes this call), averaged over 100 calls.
 #[cfg(nohz_probe)]
 fn repeat_entry_stores<P: Policy>(p: &Bare) -> u64 {
     let m = machine::<P>(p);
     let cpu = m.cpu(2).unwrap_or_else(|_| std::process::exit(2));
-    m.enter_idle(cpu, p);
+    m.nohz_balance_enter_idle(cpu, p);
     assert!(m.nohz().idle_cpus_mask().test(cpu));
     nohz::sync::probe::reset();
     for _ in 0..100 {
-        m.enter_idle(black_box(cpu), p);
+        m.nohz_balance_enter_idle(black_box(cpu), p);
     }
     nohz::sync::probe::shared_stores() / 100
 }
@@ -205,7 +205,7 @@ fn main() {
             let scalable = repeat_entry_stores::<Scalable>(&p);
             let ok = scalable == 0;
             println!(
-                "T10 repeated enter_idle on a registered CPU, shared-line stores per call: \
+                "T10 repeated nohz_balance_enter_idle on a registered CPU, shared-line stores per call: \
                  patched={patched} scalable={scalable} -> {}",
                 if ok { "pass" } else { "fail" }
             );

@@ -75,7 +75,7 @@ struct Locked {
 /// (CPU 0) runs a STATS pass (with [`Passes::Two`], a spawned CPU 2 runs one too); the
 /// platform's decay halves the load under the rq lock and answers whether any is left. A
 /// spawned CPU 1 runs a task (busy), which leaves two units of blocked load (added under the
-/// rq lock), then goes idle and re-enters idle with its tick still stopped (`enter_idle`'s
+/// rq lock), then goes idle and re-enters idle with its tick still stopped (`nohz_balance_enter_idle`'s
 /// idempotent path: a new set). After all: the properties of the module docs; then a later
 /// STATS pass.
 pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Explored {
@@ -84,12 +84,12 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
         let m = Arc::new(Machine::<P, 3, 1>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [ilb, owner, other_ilb] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        m.enter_idle(owner, &*p);
+        m.nohz_balance_enter_idle(owner, &*p);
         assert!(m.rq(owner).has_blocked_load());
         p.clock().advance(1);
 
         let rq_lock = Arc::new(Mutex::new(Locked { load: 1, decays: 0 }));
-        // Model-only: CPU 1's enter_idle returned (Release), read by the decay (Acquire).
+        // Model-only: CPU 1's nohz_balance_enter_idle returned (Release), read by the decay (Acquire).
         let set_done = Arc::new(AtomicBool::new(false));
         // A label, not a synchronisation: the first decay saw the set land before its clear.
         let after_reading = std::sync::Arc::new(StdBool::new(false));
@@ -142,7 +142,7 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
                 super::set_idle(rq);
                 // A label only: the clear already took effect when CPU 1 sets the flag again.
                 let saw_clear = !rq.has_blocked_load();
-                m.enter_idle(owner, &*p);
+                m.nohz_balance_enter_idle(owner, &*p);
                 set_done.store(true, Release);
                 (after_decay, saw_clear)
             })
@@ -150,10 +150,10 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
         let cpu2 = (passes == Passes::Two).then(|| {
             let (m, p) = (m.clone(), p.clone());
             thread::spawn(move || {
-                m.idle_balance_pass(other_ilb, NohzFlags::STATS, &*p);
+                m.nohz_idle_balance_pass(other_ilb, NohzFlags::STATS, &*p);
             })
         });
-        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS, &*p);
         let (after_decay, saw_clear) = cpu1.join().unwrap();
         if let Some(cpu2) = cpu2 {
             cpu2.join().unwrap();
@@ -168,7 +168,7 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
             assert!(m.rq(owner).has_blocked_load(), "{LOST}");
             // With a second pass, that pass may clear the global flag after CPU 1's store of 1
             // and then read CPU 1 as still busy, or its rq flag as not yet set: the staleness
-            // of enter_idle's barrier-less idempotent path that the kernel accepts (spec §6
+            // of nohz_balance_enter_idle's barrier-less idempotent path that the kernel accepts (spec §6
             // O6), not this model's subject. With one pass, the lock orders it.
             assert!(
                 passes == Passes::Two || m.nohz().has_blocked_load(),
@@ -189,7 +189,7 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
         // A later pass finds the flag and decays CPU 1's load again.
         p.clock().advance(1);
         p.take_events();
-        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS, &*p);
         let decayed = p.events().contains(&Event::BlockedAverages {
             by: ilb,
             cpu: owner,

@@ -2,7 +2,7 @@
 //! which runs while the hotplug thread sleeps in `synchronize_rcu`, and against busy CPU 0's
 //! kicks.
 //!
-//! What must hold once `cpu_deactivate` returned:
+//! What must hold once `sched_cpu_deactivate` returned:
 //!
 //! - **CPU 2 is not in the idle mask**, and stays out: its idle entry during the grace period
 //!   found it inactive (the crate clears the active bit before it waits);
@@ -39,7 +39,7 @@ pub enum GracePeriod {
     ReturnsAtOnce,
 }
 
-/// Main = CPU 2's hotplug thread running `cpu_deactivate` (its `synchronize_rcu` lets CPU 2's
+/// Main = CPU 2's hotplug thread running `sched_cpu_deactivate` (its `synchronize_rcu` lets CPU 2's
 /// idle loop run `tick`-stopped idle entry, then waits for readers), then `cpu_dying`; spawned
 /// CPU 0, busy with two tasks, takes two ticks, each inside a model RCU read-side section. CPU
 /// 2 was registered idle before its hotplug thread woke. CPU 1 stays busy.
@@ -51,7 +51,7 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
         let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(c0), 2);
         super::set_busy(m.rq(c1), 1);
-        m.enter_idle(c2, &*p);
+        m.nohz_balance_enter_idle(c2, &*p);
         // CPU 2's hotplug thread is running: CPU 2 is busy, still registered.
         super::set_busy(m.rq(c2), 1);
 
@@ -74,7 +74,7 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
                 // The hotplug thread sleeps: CPU 2 switches to its idle task, whose tick
                 // stops, and idle entry runs.
                 super::set_idle(m.rq(c2));
-                m.enter_idle(c2, p);
+                m.nohz_balance_enter_idle(c2, p);
                 if grace == GracePeriod::WaitsForReaders {
                     // The grace period: after this fence, a reader either is seen (and
                     // waited for) or sees every store made before it.
@@ -109,7 +109,7 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
             })
         };
 
-        m.cpu_deactivate(c2, &*p).unwrap();
+        m.sched_cpu_deactivate(c2, &*p).unwrap();
         deactivated.store(true, Ordering::Release);
         assert!(
             !m.nohz().idle_cpus_mask().test(c2),
@@ -129,7 +129,7 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
         );
         // Any tick from now on finds nobody.
         assert!(matches!(
-            m.balancer_kick(c0, &*p),
+            m.nohz_balancer_kick(c0, &*p),
             KickDecision::NoFlags
                 | KickDecision::EmptyMask
                 | KickDecision::NobodyTickless

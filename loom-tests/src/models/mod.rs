@@ -7,11 +7,11 @@
 //!
 //! | module | obligation / protocol | ordering sites whose weakening it kills |
 //! |---|---|---|
-//! | [`o1_o2`] | O1, O2: enter_idle against an ILB pass | both O1/O2 fences |
+//! | [`o1_o2`] | O1, O2: nohz_balance_enter_idle against an ILB pass | both O1/O2 fences |
 //! | [`o3`] | O3: csd ownership through `nohz_flags` | both O3 RMWs (all but the two loom-equivalents) |
 //! | [`o5`] | O5: enter/exit against a busy CPU's tick and kick | none: it proves what holds with `Relaxed` |
 //! | [`seed001`] | seed 001: a NO_HZ_FULL CPU going idle becomes visible (O1/O2 on that path) | both O1/O2 fences |
-//! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
+//! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both nohz_balance_enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
 //! | [`o8`] | O8: NEWILB against remote kicks and the csd handler | none: nothing is published through NEWILB |
 //! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker | none: the crate's steps are `Relaxed`, the grace period is the platform's |
 //! | [`rebuild`] | `rebuild_sched_domains` (twice) against idle entry and exit: the LLC busy count matches `nohz_idle` | `sched.domains.publish`, `sched.domains.load` |

@@ -19,7 +19,7 @@ pub const CASES: &[&str] = &[
 ];
 
 /// Main = the ILB (CPU 0) running a STATS|NEXT pass; one spawned thread = CPU 1 registering
-/// with `enter_idle`. After both: the pass visited CPU 1, or `nohz.has_blocked_load` and
+/// with `nohz_balance_enter_idle`. After both: the pass visited CPU 1, or `nohz.has_blocked_load` and
 /// `nohz.needs_update` both ended 1 (so a later pass will).
 pub fn enter_idle_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(CASES, |cases| race::<P, 2>(false, ["O1", "O2"], cases))
@@ -35,13 +35,13 @@ pub fn race<P: Policy, const N: usize>(earlier: bool, labels: [&str; 2], cases: 
     let nr = m.init(N, 0, &*p).unwrap();
     let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
     if earlier {
-        m.enter_idle(nr.cpu(2).unwrap(), &*p);
+        m.nohz_balance_enter_idle(nr.cpu(2).unwrap(), &*p);
         assert!(m.nohz().has_blocked_load() && m.nohz().needs_update());
     }
 
     let (m1, p1) = (m.clone(), p.clone());
-    let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
-    m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+    let t = thread::spawn(move || m1.nohz_balance_enter_idle(idle, &*p1));
+    m.nohz_idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
     t.join().unwrap();
 
     // Every CPU the scan visits gets its rq clock updated (its balance is due from init).

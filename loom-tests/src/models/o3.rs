@@ -36,7 +36,7 @@ pub fn kick_ownership() -> crate::Explored {
         let m = Arc::new(M::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let target = nr.cpu(2).unwrap();
-        m.enter_idle(target, &*p);
+        m.nohz_balance_enter_idle(target, &*p);
 
         // Each kicker's datum, written before its kick.
         let data = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);

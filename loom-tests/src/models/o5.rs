@@ -6,7 +6,7 @@
 //! puts no barrier there and tolerates a late or an extra kick. What must still hold:
 //!
 //! - **no missed idle CPU once its registration is known:** a kicker that starts after
-//!   observing (through a model-only flag, with Acquire) that `enter_idle` returned on an idle
+//!   observing (through a model-only flag, with Acquire) that `nohz_balance_enter_idle` returned on an idle
 //!   CPU picks that CPU (it is the lowest candidate);
 //! - **nothing worse than an extra kick otherwise:** every other outcome is one a sequential
 //!   run of the three operations also produces, except a kick to the CPU that is leaving,
@@ -28,9 +28,9 @@ pub const CASES: &[&str] = &[
     "no idle CPU found yet",
 ];
 
-/// Main = busy CPU 0 (two tasks) taking its tick; spawned CPU 1 (idle) runs `enter_idle` then
+/// Main = busy CPU 0 (two tasks) taking its tick; spawned CPU 1 (idle) runs `nohz_balance_enter_idle` then
 /// sets the model's "entered" flag with Release; spawned CPU 2, registered idle at the start,
-/// gets a task and leaves with `exit_idle` (what its first busy tick does). The kicker loads
+/// gets a task and leaves with `nohz_balance_exit_idle` (what its first busy tick does). The kicker loads
 /// the flag with `observe` before its tick: `Acquire` is the model; `Relaxed` shows that the
 /// observation alone proves nothing (that variant fails).
 pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored {
@@ -40,13 +40,13 @@ pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored 
         let nr = m.init(3, 0, &*p).unwrap();
         let [kicker, entering, leaving] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(kicker), 2);
-        m.enter_idle(leaving, &*p);
+        m.nohz_balance_enter_idle(leaving, &*p);
         let entered = Arc::new(AtomicBool::new(false));
 
         let enter = {
             let (m, p, entered) = (m.clone(), p.clone(), entered.clone());
             thread::spawn(move || {
-                m.enter_idle(entering, &*p);
+                m.nohz_balance_enter_idle(entering, &*p);
                 entered.store(true, Ordering::Release);
             })
         };
@@ -54,7 +54,7 @@ pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored 
             let (m, p) = (m.clone(), p.clone());
             thread::spawn(move || {
                 super::set_busy(m.rq(leaving), 1);
-                m.exit_idle(leaving, &*p);
+                m.nohz_balance_exit_idle(leaving, &*p);
             })
         };
         let saw_entry = entered.load(observe);
@@ -81,7 +81,7 @@ pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored 
             assert_eq!(
                 target,
                 Some(entering),
-                "O5: the kicker saw CPU 1's enter_idle return, yet did not pick CPU 1"
+                "O5: the kicker saw CPU 1's nohz_balance_enter_idle return, yet did not pick CPU 1"
             );
         }
         // The kicked CPU's handler, after the fact: it balances only if still idle.

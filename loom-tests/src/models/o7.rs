@@ -46,11 +46,11 @@ pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
         let m = Arc::new(Machine::<P, 3, 1>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [ilb, again, other] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        m.enter_idle(again, &*p);
-        m.enter_idle(other, &*p);
+        m.nohz_balance_enter_idle(again, &*p);
+        m.nohz_balance_enter_idle(other, &*p);
         p.set_blocked_load_remains(other, true);
         p.clock().advance(1);
-        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS, &*p);
         assert!(!m.rq(again).has_blocked_load() && m.rq(other).has_blocked_load());
         assert!(m.nohz().has_blocked_load());
         p.set_blocked_load_remains(other, false);
@@ -58,8 +58,8 @@ pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
         p.take_events();
 
         let (m1, p1) = (m.clone(), p.clone());
-        let t = thread::spawn(move || m1.enter_idle(again, &*p1));
-        m.idle_balance_pass(ilb, NohzFlags::STATS, &*p);
+        let t = thread::spawn(move || m1.nohz_balance_enter_idle(again, &*p1));
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS, &*p);
         t.join().unwrap();
 
         let decayed = p.events().contains(&Event::BlockedAverages {
@@ -106,14 +106,14 @@ pub fn deadline_against_ilb<P: Policy>() -> crate::Explored {
         for cpu in nr.iter() {
             m.rq(cpu).set_next_balance(Jiffies::new(20));
         }
-        m.enter_idle(ilb, &*p);
-        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        m.nohz_balance_enter_idle(ilb, &*p);
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
         let now = p.clock().get();
         assert!(!kick_due(&*m, now), "the setup leaves nothing due");
 
         let (m1, p1) = (m.clone(), p.clone());
-        let t = thread::spawn(move || m1.enter_idle(idle, &*p1));
-        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        let t = thread::spawn(move || m1.nohz_balance_enter_idle(idle, &*p1));
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
         t.join().unwrap();
 
         let not_due = m.nohz().kick_deadline().is_some_and(|d| now.is_before(d));

@@ -25,9 +25,9 @@ use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy, Warning};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
-    "NEWILB alone: run_idle_balance ran its STATS pass",
+    "NEWILB alone: nohz_run_idle_balance ran its STATS pass",
     "a kick pending: no NEWILB pass",
-    "a kick known to have returned before run_idle_balance",
+    "a kick known to have returned before nohz_run_idle_balance",
     "both kickers knew NEWILB was consumed alone",
     "one IPI carried both bits",
     "two IPIs",
@@ -38,9 +38,9 @@ const BITS: [NohzFlags; 2] = [NohzFlags::STATS, NohzFlags::NEXT];
 
 /// Main = busy kicker CPU 0 (STATS), spawned busy kicker CPU 1 (NEXT), spawned target CPU 2:
 /// registered idle at the start, with a long expected idle (`avg_idle`); it runs newidle, then
-/// `run_idle_balance`, then sleeps in `park()` and serves each IPI (`unpark`) with
-/// `nohz_csd_ipi` and `balance_softirq`. Model-only flags (Release/Acquire) record "a kick
-/// returned" and "run_idle_balance returned".
+/// `nohz_run_idle_balance`, then sleeps in `park()` and serves each IPI (`unpark`) with
+/// `nohz_csd_ipi` and `sched_balance_softirq`. Model-only flags (Release/Acquire) record "a kick
+/// returned" and "nohz_run_idle_balance returned".
 pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
     crate::model_cases(CASES, |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
@@ -49,7 +49,7 @@ pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
         let [k0, k1, target] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(k0), 1);
         super::set_busy(m.rq(k1), 1);
-        m.enter_idle(target, &*p);
+        m.nohz_balance_enter_idle(target, &*p);
         m.rq(target).set_avg_idle(u64::MAX);
 
         // Model-only state: kicks returned, NEWILB consumed, the IPI mailbox, the end signal.
@@ -63,13 +63,13 @@ pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
             let (kicks_returned, newilb_done) = (kicks_returned.clone(), newilb_done.clone());
             let (pending, done) = (pending.clone(), done.clone());
             thread::spawn(move || {
-                assert!(!m.newidle_balance(target, &*p), "nothing to pull");
+                assert!(!m.sched_balance_newidle(target, &*p), "nothing to pull");
                 assert!(
                     m.rq(target).nohz_flags().load().contains(NohzFlags::NEWILB),
                     "O8: newidle did not ask for the STATS pass"
                 );
                 let kick_known = kicks_returned.load(Acquire) > 0;
-                let newilb_pass = m.run_idle_balance(target, &*p);
+                let newilb_pass = m.nohz_run_idle_balance(target, &*p);
                 newilb_done.store(true, Release);
                 assert!(
                     !(kick_known && newilb_pass.is_some()),
@@ -91,7 +91,7 @@ pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
                         );
                         consumed |= got & NohzFlags::KICK_MASK;
                         handled += 1;
-                        m.balance_softirq(target, &*p);
+                        m.sched_balance_softirq(target, &*p);
                     } else if finished {
                         break;
                     } else {

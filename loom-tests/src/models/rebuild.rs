@@ -49,7 +49,7 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
         let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(c0), 1);
         super::set_busy(m.rq(c2), 1);
-        m.enter_idle(c1, &*p);
+        m.nohz_balance_enter_idle(c1, &*p);
         assert_eq!(m.llc_nr_busy_cpus(c0), Some(2));
 
         let readers = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
@@ -74,7 +74,7 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
                 read_side(&readers[0], || {
                     // What it saw: the LLC count of the generation it worked in, before.
                     let before = m.llc_nr_busy_cpus(c1);
-                    m.exit_idle(c1, &*p);
+                    m.nohz_balance_exit_idle(c1, &*p);
                     before
                 })
             })
@@ -83,7 +83,7 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
             let (m, p, readers) = (m.clone(), p.clone(), readers.clone());
             thread::spawn(move || {
                 super::set_idle(m.rq(c2));
-                read_side(&readers[1], || m.enter_idle(c2, &*p));
+                read_side(&readers[1], || m.nohz_balance_enter_idle(c2, &*p));
             })
         };
         m.rebuild_sched_domains(&*p).unwrap();
@@ -102,9 +102,9 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
         consistent("after the race");
         // And it stays right: CPU 2 leaves, CPU 1 registers again, CPU 2 again.
         super::set_busy(m.rq(c2), 1);
-        m.exit_idle(c2, &*p);
+        m.nohz_balance_exit_idle(c2, &*p);
         super::set_idle(m.rq(c1));
-        m.enter_idle(c1, &*p);
+        m.nohz_balance_enter_idle(c1, &*p);
         consistent("after later exits and entries");
         cases.hit(CASES[usize::from(seen != Some(2))]);
     })

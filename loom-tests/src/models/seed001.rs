@@ -6,7 +6,7 @@
 //! `nohz_balance_enter_idle` (seed 001), so the CPU ends in `nohz.idle_cpus_mask`, and O1/O2
 //! hold on this path: the racing ILB pass visited it, or `nohz.has_blocked_load` and
 //! `nohz.needs_update` ended 1 so that the next pass does. Under `Legacy` (the pre-seed
-//! kernel) enter_idle runs only on the pass that stops the tick, so the CPU stays invisible:
+//! kernel) nohz_balance_enter_idle runs only on the pass that stops the tick, so the CPU stays invisible:
 //! the model's first assertion fails, which the tests keep as an expected failure.
 
 use loom::sync::Arc;
@@ -60,7 +60,7 @@ pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
         m.tick_nohz_full_stop_tick(full, &*p);
         assert!(m.tick_nohz_tick_stopped(full));
         // CPU 1 is idle and registered: the ILB.
-        m.enter_idle(ilb, &*p);
+        m.nohz_balance_enter_idle(ilb, &*p);
         // One jiffy on, so the pass really decays CPU 1's blocked load (and CPU 2's if it
         // visits it) instead of keeping nohz.has_blocked_load at 1 for CPU 1's sake: the O1
         // check below would be vacuous otherwise.
@@ -82,7 +82,7 @@ pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
                 }
             })
         };
-        m.idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
+        m.nohz_idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
         t.join().unwrap();
 
         assert!(m.nohz().idle_cpus_mask().test(full), "{INVISIBLE}");
