@@ -710,7 +710,7 @@ fn t5b_row<P: Policy>(ctx: &Ctx<'_>) {
 fn kick_cpu0<P: Policy>(rig: &Rig<P>) -> bool {
     matches!(
         rig.m.nohz_balancer_kick(rig.cpus[0], &*rig.plat),
-        nohz::nohz::KickDecision::NoFlags
+        nohz::KickDecision::NoFlags
     )
 }
 

@@ -25,7 +25,7 @@ use common::{CPUS, Masks, Rig, START};
 use common::{mask_first, mask_is_empty, mask_weight, naive_first, naive_is_empty};
 use common::{pace, rmw_word, two_rmws};
 use criterion::{Criterion, criterion_group, criterion_main};
-use nohz::nohz::{IlbPass, KickDecision};
+use nohz::{IlbPass, KickDecision};
 use nohz::{Jiffies, Legacy, NohzFlags, Patched, Policy, Scalable, StaticKey};
 use std::hint::black_box;
 use std::time::Duration;

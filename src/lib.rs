@@ -76,13 +76,18 @@ pub mod warn;
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
+pub use idle_loop::IdleExit;
+pub use irqtime::{IrqContext, IrqTime};
 pub use jiffies::{Jiffies, JiffiesCell};
-pub use nohz::{Machine, Nohz};
+pub use nohz::{
+    HotplugError, IlbPass, InitError, KickDecision, KickOutcome, Machine, Nohz,
+    SCHED_MIGRATION_COST_NS, TopologyError,
+};
 pub use platform::Platform;
 pub use policy::{Legacy, Patched, Policy, Scalable};
 pub use rq::{NohzFlags, Rq};
 pub use static_key::{StaticKey, StaticKeyError};
-pub use tick_sched::{TickSched, TsFlags};
+pub use tick_sched::{TICK_DEP_SCHED, TickSched, TsFlags};
 pub use warn::{WarnSink, Warning, Warnings};
 
 /// Compile-time layout checks: every shared object fills whole `CachePadded` lines, whatever

@@ -11,8 +11,8 @@
 
 use crate::measure::{ThreadUsage, median};
 use crate::sim::{Faults, SelfWake, Sim, Task};
+use nohz::IrqContext;
 use nohz::Policy;
-use nohz::irqtime::IrqContext;
 use serde::Serialize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};

@@ -8,13 +8,13 @@
 //! work, and runs the crate's `do_idle` when it has none.
 
 use crate::measure::{ThreadClock, ThreadUsage};
-use nohz::idle_loop::IdleExit;
-use nohz::irqtime::IrqContext;
+use nohz::IdleExit;
+use nohz::IrqContext;
+use nohz::TICK_DEP_SCHED;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleOutcome, Softirq,
     TickHardware, Topology, tick_nsec,
 };
-use nohz::tick_sched::TICK_DEP_SCHED;
 use nohz::{CpuId, Jiffies, JiffiesCell, Machine, NohzFlags, NrCpuIds, Policy, TsFlags};
 use std::cell::Cell;
 use std::collections::VecDeque;

@@ -1,7 +1,7 @@
 //! `do_idle` and `cpuidle_idle_call`: the order of the idle loop.
 
 use crate::{World, both};
-use nohz::idle_loop::IdleExit;
+use nohz::IdleExit;
 use nohz::testing::{Event, Governor, START_NS};
 use nohz::{NohzFlags, Policy, TsFlags};
 

@@ -1,8 +1,8 @@
 //! CPU deactivation, the dying CPU's flush, and the domain rebuild (spec §5.3, §5.6).
 
 use crate::{World, both};
-use nohz::nohz::{HotplugError, KickOutcome, TopologyError};
 use nohz::testing::Event;
+use nohz::{HotplugError, KickOutcome, TopologyError};
 use nohz::{NohzFlags, Policy};
 
 fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() {
@@ -203,7 +203,7 @@ both!(
 
 #[test]
 fn init_refuses_bad_input_and_a_second_call() {
-    use nohz::nohz::InitError;
+    use nohz::InitError;
     use nohz::testing::HostPlatform;
     use nohz::{CpuError, Jiffies, Machine, NrCpuIds, Patched};
     let p = HostPlatform::<8>::new(NrCpuIds::full(), Jiffies::new(0));

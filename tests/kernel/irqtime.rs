@@ -1,7 +1,7 @@
 //! irqtime and the `sched_clock_irqtime` key (seed 003).
 
 use crate::{World, both};
-use nohz::irqtime::IrqContext;
+use nohz::IrqContext;
 use nohz::testing::TestSleepable;
 use nohz::{Legacy, Patched, Policy};
 

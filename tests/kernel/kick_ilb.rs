@@ -1,7 +1,7 @@
 //! `kick_ilb` and `find_new_ilb`: ILB choice, the pre-check, csd ownership.
 
 use crate::{World, both};
-use nohz::nohz::KickOutcome;
+use nohz::KickOutcome;
 use nohz::{NohzFlags, Policy};
 
 const S: NohzFlags = NohzFlags::STATS;

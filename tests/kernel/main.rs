@@ -28,7 +28,7 @@ mod tick_nohz_stop_tick;
 mod tick_sched_timer;
 mod update_blocked_load_status;
 
-use nohz::nohz::KickDecision;
+use nohz::KickDecision;
 use nohz::testing::{Event, HostPlatform};
 use nohz::{CpuId, Jiffies, Machine, NrCpuIds, Policy};
 

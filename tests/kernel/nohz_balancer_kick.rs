@@ -1,7 +1,7 @@
 //! `nohz_balancer_kick`: the whole decision tree of spec §5.2.
 
 use crate::{World, both};
-use nohz::nohz::{KickDecision, KickOutcome};
+use nohz::{KickDecision, KickOutcome};
 use nohz::{NohzFlags, Policy};
 
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);

@@ -1,7 +1,7 @@
 //! `_nohz_idle_balance` and `update_nohz_stats`: the scan, STATS / BALANCE / NEXT, the abort.
 
 use crate::{World, both};
-use nohz::nohz::IlbPass;
+use nohz::IlbPass;
 use nohz::testing::Event;
 use nohz::{NohzFlags, Policy, Warning};
 

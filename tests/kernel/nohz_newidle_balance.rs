@@ -1,7 +1,7 @@
 //! `sched_balance_newidle`'s NOHZ-visible effects and `nohz_newidle_balance`.
 
 use crate::{N, Plat, START, World, both};
-use nohz::nohz::SCHED_MIGRATION_COST_NS;
+use nohz::SCHED_MIGRATION_COST_NS;
 use nohz::platform::NewidleOutcome;
 use nohz::testing::Event;
 use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};

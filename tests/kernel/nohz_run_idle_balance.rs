@@ -1,7 +1,7 @@
 //! `nohz_run_idle_balance`: the STATS pass at idle entry that NEWILB asked for.
 
 use crate::{World, both};
-use nohz::nohz::IlbPass;
+use nohz::IlbPass;
 use nohz::testing::Event;
 use nohz::{NohzFlags, Policy};
 

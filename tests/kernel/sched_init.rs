@@ -1,11 +1,11 @@
 //! `sched_init` / `init_sched_fair_class`: what `Machine::init` checks and the defaults it sets.
 
 use crate::{N, Plat, START, both};
-use nohz::nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
 use nohz::{CpuId, Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
 
 /// A platform that builds its CPU ids the natural way, from the machine (`machine.cpu(i)`),
 /// which answers only once `nr_cpu_ids` is set. Every CPU names CPU `leader` as the lowest

@@ -1,8 +1,8 @@
 //! `sched_tick` -> `sched_balance_trigger` glue.
 
 use crate::{World, both};
+use nohz::KickDecision;
 use nohz::Policy;
-use nohz::nohz::KickDecision;
 use nohz::testing::Event;
 
 fn snapshot_of_idle_cpu_is_taken_each_tick<P: Policy>() {

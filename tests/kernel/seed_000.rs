@@ -1,7 +1,7 @@
 //! Seed 000 side by side: `Legacy` (v6.19) against `Patched`.
 
 use crate::World;
-use nohz::nohz::{KickDecision, KickOutcome};
+use nohz::{KickDecision, KickOutcome};
 use nohz::{Legacy, NohzFlags, Patched, Policy};
 
 /// The counter is a second shared word written on every registration and exit; the mask is

@@ -3,7 +3,7 @@
 //! leaves it invisible.
 
 use crate::World;
-use nohz::nohz::KickOutcome;
+use nohz::KickOutcome;
 use nohz::platform::TickHardware;
 use nohz::testing::{Event, START_NS};
 use nohz::{Legacy, NohzFlags, Patched, Policy};

@@ -3,8 +3,8 @@
 
 use crate::{World, both};
 use nohz::Policy;
+use nohz::TICK_DEP_SCHED;
 use nohz::testing::START_NS;
-use nohz::tick_sched::TICK_DEP_SCHED;
 
 const TICK: u64 = 1_000_000;
 

@@ -1,7 +1,7 @@
 //! The sched timer firing: timekeeping takeover, `idle_jiffies`, re-arming, `sched_tick`.
 
 use crate::{World, both};
-use nohz::nohz::KickDecision;
+use nohz::KickDecision;
 use nohz::testing::{Event, START_NS};
 use nohz::{Policy, Warning};
 

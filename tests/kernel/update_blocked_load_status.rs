@@ -3,7 +3,7 @@
 //! and went idle again) must survive the clear, and a later STATS pass must decay it again.
 
 use crate::{World, both};
-use nohz::nohz::IlbPass;
+use nohz::IlbPass;
 use nohz::testing::Event;
 use nohz::{NohzFlags, Policy};
 use std::sync::Arc;

@@ -13,13 +13,13 @@
 use crate::machine::{Sut, View, diff, sut_view};
 use crate::reference::{Call, KeyOp, Knob, Pol, Step, Wk};
 use crate::state_machine::{machine, replay};
-use nohz::nohz::{InitError, TopologyError};
 use nohz::platform::TickHardware;
 use nohz::testing::{HostPlatform, TestSleepable};
 use nohz::{
     CpuError, CpuId, Jiffies, Legacy, Machine, NohzFlags, NrCpuIds, Patched, Policy, StaticKey,
     StaticKeyError, Warning, Warnings,
 };
+use nohz::{InitError, TopologyError};
 use proptest::prelude::*;
 
 const N: usize = crate::reference::N;
@@ -652,12 +652,12 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
             }
             Raw::IrqTime(a, k, t) => {
                 let ctx = match k % 4 {
-                    0 => nohz::irqtime::IrqContext::Task,
-                    1 => nohz::irqtime::IrqContext::Hardirq,
-                    2 => nohz::irqtime::IrqContext::Softirq {
+                    0 => nohz::IrqContext::Task,
+                    1 => nohz::IrqContext::Hardirq,
+                    2 => nohz::IrqContext::Softirq {
                         in_ksoftirqd: false,
                     },
-                    _ => nohz::irqtime::IrqContext::Softirq { in_ksoftirqd: true },
+                    _ => nohz::IrqContext::Softirq { in_ksoftirqd: true },
                 };
                 m.irqtime_account_irq(cpu(a), ctx, t);
             }

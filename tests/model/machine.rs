@@ -14,13 +14,13 @@ use crate::reference::{
     N, Outcome, PassEnd, Pol, SOFTIRQ_SCHED, SOFTIRQ_TIMER, STATS, Step, StepOut, StopFacts,
     platform_topology,
 };
-use nohz::idle_loop::IdleExit;
-use nohz::irqtime::IrqContext;
-use nohz::nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
+use nohz::IdleExit;
+use nohz::IrqContext;
+use nohz::TICK_DEP_SCHED;
 use nohz::platform::{CpuIdleType, CpuState, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware};
 use nohz::testing::{Event, HostPlatform, TestSleepable};
-use nohz::tick_sched::TICK_DEP_SCHED;
 use nohz::{CpuId, Jiffies, Machine, NrCpuIds, Policy, StaticKeyError, Warning};
+use nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 

@@ -106,14 +106,14 @@ pub fn t9_exit_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t5a_kick_not_due_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) -> bool {
-    matches!(m.nohz_balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
+    matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
 }
 
 /// The same not-due path under `Scalable` (one precomputed deadline word).
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub fn t5a_kick_not_due_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) -> bool {
-    matches!(m.nohz_balancer_kick(cpu, p), nohz::nohz::KickDecision::NoFlags)
+    matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
 }
 
 /// Sets `m` up so that CPU 0's kick is on its not-due path: CPU 0 busy, and one BALANCE kick

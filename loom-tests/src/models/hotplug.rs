@@ -20,9 +20,9 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
-use nohz::nohz::{KickDecision, KickOutcome};
 use nohz::testing::HostPlatform;
 use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{KickDecision, KickOutcome};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

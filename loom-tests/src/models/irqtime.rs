@@ -16,8 +16,8 @@
 
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use nohz::irqtime::{IrqContext, IrqTime};
 use nohz::testing::{HostPlatform, TestSleepable};
+use nohz::{IrqContext, IrqTime};
 use nohz::{Jiffies, Machine, NrCpuIds, Policy};
 
 /// The assertion message when irq time was accounted after `disable` returned;

@@ -10,7 +10,7 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use loom::thread;
-use nohz::nohz::KickOutcome;
+use nohz::KickOutcome;
 use nohz::testing::HostPlatform;
 use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Patched, Warning};
 

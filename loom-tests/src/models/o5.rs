@@ -16,9 +16,9 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
-use nohz::nohz::{KickDecision, KickOutcome};
 use nohz::testing::{Event, HostPlatform};
 use nohz::{Jiffies, Machine, NrCpuIds, Policy};
+use nohz::{KickDecision, KickOutcome};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

@@ -19,7 +19,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::Ordering::SeqCst;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Release};
 use loom::thread;
-use nohz::nohz::KickOutcome;
+use nohz::KickOutcome;
 use nohz::testing::{Event, HostPlatform};
 use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy, Warning};
 
