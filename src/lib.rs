@@ -90,6 +90,37 @@ pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{TICK_DEP_SCHED, TickSched, TsFlags};
 pub use warn::{WarnSink, Warning, Warnings};
 
+/// Mask words for a machine of capacity `cpus` CPUs (`NR_CPUS`): one 64-bit word per 64 CPUs,
+/// rounded up. Stable Rust cannot compute an array length from a generic parameter, so the
+/// machine's masks are sized in words; this computes them once, for a concrete capacity.
+///
+/// ```
+/// assert_eq!(nohz::mask_words(1), 1);
+/// assert_eq!(nohz::mask_words(64), 1);
+/// assert_eq!(nohz::mask_words(65), 2);
+/// assert_eq!(nohz::mask_words(8192), 128);
+/// ```
+pub const fn mask_words(cpus: usize) -> usize {
+    cpus.div_ceil(64)
+}
+
+/// The [`Machine`] type for policy `$policy` and a capacity of `$cpus` CPUs, its mask words
+/// computed by [`mask_words`]: how an embedder declares the machine in one line.
+///
+/// ```
+/// use nohz::{Machine, Patched};
+/// const NR_CPUS: usize = 256;
+/// static MACHINE: nohz::machine!(Patched, NR_CPUS) = Machine::new();
+/// assert_eq!(MACHINE.nr_cpu_ids().get(), 0); // until init()
+/// let _: &Machine<Patched, 256, 4> = &MACHINE;
+/// ```
+#[macro_export]
+macro_rules! machine {
+    ($policy:ty, $cpus:expr) => {
+        $crate::Machine<$policy, { $cpus }, { $crate::mask_words($cpus) }>
+    };
+}
+
 /// Compile-time layout checks: every shared object fills whole `CachePadded` lines, whatever
 /// the target's line size.
 mod layout {

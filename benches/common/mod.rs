@@ -8,7 +8,7 @@
 //! constant-fold atomics it never sees written.
 
 use nohz::testing::HostPlatform;
-use nohz::{CachePadded, CpuId, CpuMask, Jiffies, Machine, NrCpuIds, Policy, StaticKey};
+use nohz::{CachePadded, CpuId, CpuMask, Jiffies, NrCpuIds, Policy, StaticKey};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -18,9 +18,6 @@ pub const LINE: usize = align_of::<CachePadded<u8>>();
 /// CPUs of the benched machine: one per host core the contention bench uses.
 pub const CPUS: usize = 2;
 
-/// Mask words of the benched machine (64 CPUs a word).
-pub const WORDS: usize = 1;
-
 /// Bits of the masks of T6 and T7.
 pub const MASK_BITS: usize = 4096;
 
@@ -28,7 +25,7 @@ pub const MASK_BITS: usize = 4096;
 pub const MASK_WORDS: usize = MASK_BITS / 64;
 
 /// The benched machine under policy `P`.
-pub type BenchMachine<P> = Machine<P, CPUS, WORDS>;
+pub type BenchMachine<P> = nohz::machine!(P, CPUS);
 
 /// Where the benched clock starts, in jiffies (any value; it never moves).
 pub const START: usize = 1000;
@@ -86,7 +83,7 @@ impl<P: Policy> Rig<P> {
         let nohz = m.nohz() as *const _ as usize;
         let nohz_end = nohz + size_of_val(m.nohz());
         let mask = m.nohz().idle_cpus_mask() as *const _ as usize;
-        let mask_size = size_of::<CpuMask<WORDS>>();
+        let mask_size = size_of::<CpuMask<{ nohz::mask_words(CPUS) }>>();
         assert_eq!(mask % LINE, 0, "the idle mask starts a line");
         assert_eq!(mask_size % LINE, 0, "the idle mask fills whole lines");
         assert!(

@@ -25,10 +25,8 @@ use std::time::{Duration, Instant};
 
 /// The harness's CPU capacity (`NR_CPUS`).
 pub const CAP: usize = 64;
-/// Mask words for [`CAP`].
-pub const WORDS: usize = CAP / 64;
 /// The machine type the harness drives.
-pub type Mach<P> = Machine<P, CAP, WORDS>;
+pub type Mach<P> = nohz::machine!(P, CAP);
 /// A CPU of the harness machine.
 pub type Cpu = CpuId<CAP>;
 

@@ -353,14 +353,14 @@ fn nobody_tickless<const N: usize>() -> KickDecision<N> {
 mod tests {
     use crate::nohz::KickOutcome;
     use crate::testing::HostPlatform;
-    use crate::{Jiffies, Machine, NohzFlags, NrCpuIds, Patched, Warning};
+    use crate::{Jiffies, NohzFlags, NrCpuIds, Patched, Warning};
 
     /// A handler that consumed the bits without freeing the csd (the order the protocol
     /// forbids) leaves the next owner a busy csd: counted, no IPI.
     #[test]
     fn a_busy_csd_is_counted_not_sent() {
         let p = HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0));
-        let m = Machine::<Patched, 4, 1>::new();
+        let m = <crate::machine!(Patched, 4)>::new();
         let nr = m.init(4, 0, &p).unwrap();
         let (c0, c3) = (nr.cpu(0).unwrap(), nr.cpu(3).unwrap());
         m.nohz_balance_enter_idle(c3, &p);

@@ -19,7 +19,7 @@ fn yes_by_default<P: Policy>() {
 
 fn not_before_nohz_mode_is_active<P: Policy>() {
     let w = World::<P>::new(4);
-    let m = nohz::Machine::<P, { crate::N }, 1>::new();
+    let m = <nohz::machine!(P, crate::N)>::new();
     m.init(4, 0, &w.p).unwrap();
     assert!(!m.can_stop_idle_tick(w.cpu(1), &w.p));
     m.tick_nohz_activate(w.cpu(1), false);

@@ -205,9 +205,9 @@ both!(
 fn init_refuses_bad_input_and_a_second_call() {
     use nohz::InitError;
     use nohz::testing::HostPlatform;
-    use nohz::{CpuError, Jiffies, Machine, NrCpuIds, Patched};
+    use nohz::{CpuError, Jiffies, NrCpuIds, Patched};
     let p = HostPlatform::<8>::new(NrCpuIds::full(), Jiffies::new(0));
-    let m = Machine::<Patched, 8, 1>::new();
+    let m = <nohz::machine!(Patched, 8)>::new();
     assert!(matches!(
         m.init(9, 0, &p),
         Err(InitError::Cpus(CpuError::TooManyCpus { .. }))
@@ -247,10 +247,10 @@ fn init_refuses_bad_input_and_a_second_call() {
 /// Afterwards CPU 2 must be out of the idle mask for good and never be kicked.
 fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
     use nohz::testing::HostPlatform;
-    use nohz::{Jiffies, Machine, NrCpuIds};
+    use nohz::{Jiffies, NrCpuIds};
     use std::sync::Arc;
     let p = Arc::new(HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0)));
-    let m = Arc::new(Machine::<P, 4, 1>::new());
+    let m = Arc::new(<nohz::machine!(P, 4)>::new());
     let nr = m.init(4, 0, &*p).unwrap();
     let [c0, c2] = [0, 2].map(|i| nr.cpu(i).unwrap());
     // CPU 2 idled with its tick stopped; now its hotplug thread runs the deactivation.

@@ -38,7 +38,7 @@ pub const START: usize = usize::MAX - 20;
 
 /// A machine and its platform.
 pub struct World<P: Policy> {
-    pub m: Machine<P, N, 1>,
+    pub m: nohz::machine!(P, N),
     pub p: Plat,
 }
 

@@ -4,7 +4,7 @@ use crate::{N, Plat, START, World, both};
 use nohz::SCHED_MIGRATION_COST_NS;
 use nohz::platform::NewidleOutcome;
 use nohz::testing::Event;
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
 
 /// CPU 3 about to go idle with a long expected idle; blocked load pending and due.
 fn setup<P: Policy>() -> World<P> {
@@ -139,7 +139,7 @@ fn the_asym_key_is_derived_at_init_from_cpus_with_a_domain<P: Policy>() {
     let nr = NrCpuIds::<N>::new(4).unwrap();
     let p = Plat::new(nr, Jiffies::new(START));
     p.set_asym_cpucapacity(true);
-    let m = Machine::<P, N, 1>::new();
+    let m = <nohz::machine!(P, N)>::new();
     assert!(!m.sched_asym_cpucap_active(), "a false key until init");
     m.init(4, 0, &p).unwrap();
     assert!(m.sched_asym_cpucap_active(), "set by init's domain build");

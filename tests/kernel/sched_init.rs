@@ -4,7 +4,7 @@ use crate::{N, Plat, START, both};
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::{CpuId, Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{CpuId, Jiffies, NohzFlags, NrCpuIds, Policy};
 use nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
 
 /// A platform that builds its CPU ids the natural way, from the machine (`machine.cpu(i)`),
@@ -12,7 +12,7 @@ use nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
 /// CPU of its LLC; everything else is the host platform's.
 struct MachineIds<'a, P: Policy> {
     host: &'a Plat,
-    m: &'a Machine<P, N, 1>,
+    m: &'a nohz::machine!(P, N),
     leader: usize,
 }
 
@@ -75,7 +75,7 @@ fn host(nr: usize) -> Plat {
 /// whose ids come from the machine gets the same check at init as at a rebuild.
 fn a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing<P: Policy>() {
     let p = host(8);
-    let m = Machine::<P, N, 1>::new();
+    let m = <nohz::machine!(P, N)>::new();
     let bad = MachineIds {
         host: &p,
         m: &m,
@@ -110,7 +110,7 @@ fn a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing<P: Polic
 /// embedding never sets it still gets its newidle blocked-load refreshes.
 fn init_sets_avg_idle_so_newidle_requests_a_refresh<P: Policy>() {
     let p = host(4);
-    let m = Machine::<P, N, 1>::new();
+    let m = <nohz::machine!(P, N)>::new();
     m.init(4, 0, &p).unwrap();
     for cpu in m.nr_cpu_ids().iter() {
         assert_eq!(m.rq(cpu).avg_idle(), 2 * SCHED_MIGRATION_COST_NS);

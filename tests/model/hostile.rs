@@ -16,7 +16,7 @@ use crate::state_machine::{machine, replay};
 use nohz::platform::TickHardware;
 use nohz::testing::{HostPlatform, TestSleepable};
 use nohz::{
-    CpuError, CpuId, Jiffies, Legacy, Machine, NohzFlags, NrCpuIds, Patched, Policy, StaticKey,
+    CpuError, CpuId, Jiffies, Legacy, NohzFlags, NrCpuIds, Patched, Policy, StaticKey,
     StaticKeyError, Warning, Warnings,
 };
 use nohz::{InitError, TopologyError};
@@ -87,7 +87,7 @@ fn out_of_range_cpus_are_errors<P: Policy>() {
 
 fn bad_boot_input_is_refused_and_changes_nothing<P: Policy>() {
     let p = HostPlatform::<N>::new(NrCpuIds::full(), Jiffies::new(usize::MAX - 5));
-    let m = Machine::<P, N, 1>::new();
+    let m = <nohz::machine!(P, N)>::new();
     assert!(matches!(
         m.init(0, 0, &p),
         Err(InitError::Cpus(CpuError::OutOfRange { .. }))
@@ -370,7 +370,7 @@ fn mixing_the_key_apis_warns_then_acts<P: Policy>() {
         }
     }
     // disable_sched_clock_irqtime when already off: nothing, and no warning, however often.
-    let m = Machine::<P, N, 1>::new();
+    let m = <nohz::machine!(P, N)>::new();
     m.disable_sched_clock_irqtime(&TestSleepable);
     m.disable_sched_clock_irqtime(&TestSleepable);
     assert_eq!(m.warnings().outside_cpus(), 0);
@@ -535,7 +535,7 @@ fn calls() -> impl Strategy<Value = (usize, Vec<Raw>)> {
 fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
     let ids = NrCpuIds::<N>::new(nr).unwrap();
     let p = HostPlatform::<N>::new(ids, Jiffies::new(usize::MAX - 3));
-    let m = Machine::<P, N, 1>::new();
+    let m = <nohz::machine!(P, N)>::new();
     m.init(nr, 0, &p).unwrap();
     let cpu = |i: usize| ids.cpu(i).unwrap();
     for c in ids.iter() {

@@ -19,7 +19,7 @@ use nohz::IrqContext;
 use nohz::TICK_DEP_SCHED;
 use nohz::platform::{CpuIdleType, CpuState, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware};
 use nohz::testing::{Event, HostPlatform, TestSleepable};
-use nohz::{CpuId, Jiffies, Machine, NrCpuIds, Policy, StaticKeyError, Warning};
+use nohz::{CpuId, Jiffies, NrCpuIds, Policy, StaticKeyError, Warning};
 use nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -35,7 +35,7 @@ pub fn pol<P: Policy>() -> Pol {
 
 /// The crate's machine and its host platform, plus what the kernel around them knows.
 pub struct Sut<P: Policy> {
-    pub m: Box<Machine<P, N, 1>>,
+    pub m: Box<nohz::machine!(P, N)>,
     pub p: HostPlatform<N>,
     pub nr: NrCpuIds<N>,
     cfg: Config,
@@ -63,7 +63,7 @@ impl<P: Policy> Sut<P> {
     pub fn new(cfg: &Config) -> Self {
         let nr = NrCpuIds::<N>::new(cfg.nr).expect("1..=16 CPUs");
         let p = HostPlatform::<N>::new(nr, Jiffies::new(cfg.start));
-        let m = Box::new(Machine::<P, N, 1>::new());
+        let m = Box::new(<nohz::machine!(P, N)>::new());
         let sut = Sut {
             m,
             p,

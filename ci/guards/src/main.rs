@@ -10,7 +10,7 @@
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::{CpuId, Jiffies, Legacy, Machine, Patched, Policy, Scalable};
+use nohz::{CpuId, Jiffies, Legacy, Patched, Policy, Scalable};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -67,37 +67,37 @@ impl Balance<N> for Bare {
 
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t9_enter_idle_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) {
+pub fn t9_enter_idle_patched(m: &nohz::machine!(Patched, N), cpu: Cpu, p: &Bare) {
     m.nohz_balance_enter_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t9_exit_idle_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) {
+pub fn t9_exit_idle_patched(m: &nohz::machine!(Patched, N), cpu: Cpu, p: &Bare) {
     m.nohz_balance_exit_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t9_enter_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
+pub fn t9_enter_idle_legacy(m: &nohz::machine!(Legacy, N), cpu: Cpu, p: &Bare) {
     m.nohz_balance_enter_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t9_exit_idle_legacy(m: &Machine<Legacy, N, 1>, cpu: Cpu, p: &Bare) {
+pub fn t9_exit_idle_legacy(m: &nohz::machine!(Legacy, N), cpu: Cpu, p: &Bare) {
     m.nohz_balance_exit_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t9_enter_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
+pub fn t9_enter_idle_scalable(m: &nohz::machine!(Scalable, N), cpu: Cpu, p: &Bare) {
     m.nohz_balance_enter_idle(cpu, p);
 }
 
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t9_exit_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
+pub fn t9_exit_idle_scalable(m: &nohz::machine!(Scalable, N), cpu: Cpu, p: &Bare) {
     m.nohz_balance_exit_idle(cpu, p);
 }
 
@@ -105,20 +105,20 @@ pub fn t9_exit_idle_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) {
 /// due and no update needed (returns `NoFlags`).
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t5a_kick_not_due_patched(m: &Machine<Patched, N, 1>, cpu: Cpu, p: &Bare) -> bool {
+pub fn t5a_kick_not_due_patched(m: &nohz::machine!(Patched, N), cpu: Cpu, p: &Bare) -> bool {
     matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
 }
 
 /// The same not-due path under `Scalable` (one precomputed deadline word).
 #[unsafe(no_mangle)]
 #[inline(never)]
-pub fn t5a_kick_not_due_scalable(m: &Machine<Scalable, N, 1>, cpu: Cpu, p: &Bare) -> bool {
+pub fn t5a_kick_not_due_scalable(m: &nohz::machine!(Scalable, N), cpu: Cpu, p: &Bare) -> bool {
     matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
 }
 
 /// Sets `m` up so that CPU 0's kick is on its not-due path: CPU 0 busy, and one BALANCE kick
 /// (no ILB is found) moved `nohz.next_balance` to jiffies + 1 while time stands still.
-fn not_due_setup<P: Policy>(m: &Machine<P, N, 1>, p: &Bare) -> Cpu {
+fn not_due_setup<P: Policy>(m: &nohz::machine!(P, N), p: &Bare) -> Cpu {
     let cpu = m.cpu(0).unwrap_or_else(|_| std::process::exit(2));
     let rq = m.rq(cpu);
     rq.set_curr_is_idle(false);
@@ -127,8 +127,8 @@ fn not_due_setup<P: Policy>(m: &Machine<P, N, 1>, p: &Bare) -> Cpu {
     cpu
 }
 
-fn machine<P: Policy>(p: &Bare) -> Box<Machine<P, N, 1>> {
-    let m = Box::new(Machine::<P, N, 1>::new());
+fn machine<P: Policy>(p: &Bare) -> Box<nohz::machine!(P, N)> {
+    let m = Box::new(<nohz::machine!(P, N)>::new());
     if let Err(e) = m.init(4, 0, p) {
         eprintln!("init failed: {e}");
         std::process::exit(2);

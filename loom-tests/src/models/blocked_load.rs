@@ -27,7 +27,7 @@ use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use nohz::testing::{Event, HostPlatform, clear_has_blocked_load_unconditionally};
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
 use std::sync::atomic::{AtomicBool as StdBool, Ordering::Relaxed};
 
 /// The outcomes the race must reach.
@@ -81,7 +81,7 @@ struct Locked {
 pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [ilb, owner, other_ilb] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         m.nohz_balance_enter_idle(owner, &*p);

@@ -21,7 +21,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
 use nohz::testing::HostPlatform;
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
 use nohz::{KickDecision, KickOutcome};
 
 /// The outcomes the race must reach.
@@ -46,7 +46,7 @@ pub enum GracePeriod {
 pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(c0), 2);

@@ -18,7 +18,7 @@ use loom::sync::{Arc, Mutex};
 use loom::thread;
 use nohz::testing::{HostPlatform, TestSleepable};
 use nohz::{IrqContext, IrqTime};
-use nohz::{Jiffies, Machine, NrCpuIds, Policy};
+use nohz::{Jiffies, NrCpuIds, Policy};
 
 /// The assertion message when irq time was accounted after `disable` returned;
 /// `#[should_panic(expected = ...)]` tests match on it.
@@ -98,7 +98,7 @@ pub enum Flip {
 pub fn flip_against_accounting<P: Policy>(flip: Flip) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0));
-        let m = Arc::new(Machine::<P, 2, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 2)>::new());
         let nr = m.init(2, 0, &p).unwrap();
         let cpu1 = nr.cpu(1).unwrap();
         if flip == Flip::Disable {
@@ -164,7 +164,7 @@ pub enum Quiesce {
 pub fn disable_then_rely_on_quiescence<P: Policy>(quiesce: Quiesce) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0));
-        let m = Arc::new(Machine::<P, 2, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 2)>::new());
         let nr = m.init(2, 0, &p).unwrap();
         let cpu1 = nr.cpu(1).unwrap();
         m.enable_sched_clock_irqtime();

@@ -12,9 +12,9 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::S
 use loom::thread;
 use nohz::KickOutcome;
 use nohz::testing::HostPlatform;
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Patched, Warning};
+use nohz::{Jiffies, NohzFlags, NrCpuIds, Patched, Warning};
 
-type M = Machine<Patched, 3, 1>;
+type M = nohz::machine!(Patched, 3);
 type P = HostPlatform<3>;
 
 /// The outcomes the race must reach.

@@ -17,7 +17,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
 use nohz::testing::{Event, HostPlatform};
-use nohz::{Jiffies, Machine, NrCpuIds, Policy};
+use nohz::{Jiffies, NrCpuIds, Policy};
 use nohz::{KickDecision, KickOutcome};
 
 /// The outcomes the race must reach.
@@ -36,7 +36,7 @@ pub const CASES: &[&str] = &[
 pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [kicker, entering, leaving] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(kicker), 2);

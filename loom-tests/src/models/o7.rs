@@ -43,7 +43,7 @@ pub const REPEAT_CASES: &[&str] = &[
 pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(REPEAT_CASES, |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [ilb, again, other] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         m.nohz_balance_enter_idle(again, &*p);
@@ -99,7 +99,7 @@ fn kick_due<P: Policy, const N: usize, const W: usize>(m: &Machine<P, N, W>, now
 pub fn deadline_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(DEADLINE_CASES, |cases| {
         let p = Arc::new(HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 2, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 2)>::new());
         let nr = m.init(2, 0, &*p).unwrap();
         let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
         // Balancing not due for a while: the rqs' deadlines, folded by a NEXT pass.

@@ -21,7 +21,7 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::R
 use loom::thread;
 use nohz::KickOutcome;
 use nohz::testing::{Event, HostPlatform};
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy, Warning};
+use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy, Warning};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
@@ -44,7 +44,7 @@ const BITS: [NohzFlags; 2] = [NohzFlags::STATS, NohzFlags::NEXT];
 pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
     crate::model_cases(CASES, |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [k0, k1, target] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(k0), 1);
@@ -114,7 +114,7 @@ pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
             });
         }
 
-        let kick = move |k: usize, m: &Machine<P, 3, 1>, p: &HostPlatform<3>| {
+        let kick = move |k: usize, m: &nohz::machine!(P, 3), p: &HostPlatform<3>| {
             let newilb_known_alone = newilb_done.load(Acquire);
             let outcome = m.kick_ilb(nr.cpu(k).unwrap(), BITS[k], p);
             kicks_returned.fetch_add(1, Release);

@@ -20,7 +20,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
 use nohz::testing::HostPlatform;
-use nohz::{Jiffies, Machine, NrCpuIds, Policy};
+use nohz::{Jiffies, NrCpuIds, Policy};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
@@ -44,7 +44,7 @@ fn read_side<T>(flag: &AtomicBool, body: impl FnOnce() -> T) -> T {
 pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         super::set_busy(m.rq(c0), 1);

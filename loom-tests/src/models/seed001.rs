@@ -12,7 +12,7 @@
 use loom::sync::Arc;
 use loom::thread;
 use nohz::testing::{Event, HostPlatform, START_NS};
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
 
 /// The assertion message when the idle NO_HZ_FULL CPU is not in the idle mask (the pre-seed
 /// bug); `#[should_panic(expected = ...)]` tests match on it.
@@ -42,7 +42,7 @@ pub enum IdlePass {
 pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
         let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(Machine::<P, 3, 1>::new());
+        let m = Arc::new(<nohz::machine!(P, 3)>::new());
         let nr = m.init(3, 0, &*p).unwrap();
         let [timekeeper, ilb, full] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         for cpu in nr.iter() {
