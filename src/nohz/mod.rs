@@ -400,7 +400,7 @@ impl core::error::Error for InitError {}
 ///
 /// ```
 /// use nohz::{Machine, Patched};
-/// static MACHINE: crate::machine!(Patched, 64) = Machine::new();
+/// static MACHINE: nohz::machine!(Patched, 64) = Machine::new();
 /// assert_eq!(MACHINE.nr_cpu_ids().get(), 0); // until init()
 /// ```
 #[derive(Debug)]
