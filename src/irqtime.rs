@@ -20,7 +20,7 @@
 //! see each counter as of a recent moment.
 
 use crate::cpu::CpuId;
-use crate::nohz::Machine;
+use crate::fair::Machine;
 use crate::platform::MaySleep;
 use crate::policy::Policy;
 use crate::sync::{AtomicU64, Ordering::Relaxed};

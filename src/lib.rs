@@ -57,35 +57,33 @@ compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p l
 #[cfg(any(nohz_loom, nohz_probe))]
 extern crate std;
 
-pub mod cpu;
-pub mod cpumask;
-pub mod idle_loop;
+mod base;
+pub mod fair;
+pub mod idle;
 pub mod irqtime;
-pub mod jiffies;
-pub mod nohz;
 pub mod platform;
 pub mod policy;
-pub mod rq;
-pub mod static_key;
-pub mod sync;
+pub mod sched_core;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tick_sched;
-pub mod warn;
+
+pub use base::{cpu, cpumask, jiffies, static_key, sync, warn};
 
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
-pub use idle_loop::IdleExit;
+pub use fair::rq::{NohzFlags, Rq};
+pub use fair::{
+    IlbPass, InitError, KickDecision, KickOutcome, Machine, Nohz, SCHED_MIGRATION_COST_NS,
+    TopologyError,
+};
+pub use idle::IdleExit;
 pub use irqtime::{IrqContext, IrqTime};
 pub use jiffies::{Jiffies, JiffiesCell};
-pub use nohz::{
-    HotplugError, IlbPass, InitError, KickDecision, KickOutcome, Machine, Nohz,
-    SCHED_MIGRATION_COST_NS, TopologyError,
-};
 pub use platform::Platform;
 pub use policy::{Legacy, Patched, Policy, Scalable};
-pub use rq::{NohzFlags, Rq};
+pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{TICK_DEP_SCHED, TickSched, TsFlags};
 pub use warn::{WarnSink, Warning, Warnings};

@@ -218,7 +218,7 @@ pub trait Balance<const N: usize> {
     /// load. So it no longer matters whether the platform still holds the lock when the crate
     /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
     /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,
-    /// never a lost one). Details in [`crate::rq`].
+    /// never a lost one). Details in [`crate::fair::rq`].
     #[doc(alias = "sched_balance_update_blocked_averages")]
     fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
 

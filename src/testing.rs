@@ -15,12 +15,12 @@
 extern crate std;
 
 use crate::cpu::{CpuId, NrCpuIds};
+use crate::fair::rq::Rq;
 use crate::jiffies::{Jiffies, JiffiesCell};
 use crate::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleOutcome,
     Softirq, TickHardware, Topology, tick_nsec,
 };
-use crate::rq::Rq;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::vec::Vec;

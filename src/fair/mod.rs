@@ -28,12 +28,11 @@
 //! csd) and `balance.rs` (the softirq, the ILB pass, newidle).
 
 mod balance;
-mod hotplug;
 mod idle;
 mod kick;
+pub mod rq;
 
 pub use balance::{IlbPass, SCHED_MIGRATION_COST_NS};
-pub use hotplug::HotplugError;
 pub use kick::{KickDecision, KickOutcome};
 
 use crate::cpu::{CpuError, CpuId, NrCpuIds, NrCpuIdsCell, PerCpu};
@@ -42,7 +41,6 @@ use crate::irqtime::IrqTime;
 use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
-use crate::rq::Rq;
 use crate::static_key::StaticKey;
 use crate::sync::{
     AtomicI32, AtomicU32, AtomicU64, AtomicUsize, NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH,
@@ -53,6 +51,7 @@ use crate::warn::{WarnAt, WarnSink, Warning, Warnings};
 use core::fmt;
 use core::marker::PhantomData;
 use crossbeam_utils::CachePadded;
+use rq::Rq;
 
 /// The `nohz` scalars: one line, as the kernel's struct has them.
 #[derive(Debug)]
@@ -409,7 +408,7 @@ pub struct Machine<P: Policy, const N: usize, const W: usize> {
     housekeeping: CpuMask<W>,
     /// `cpu_active_mask`: owned by the crate, so hotplug's order is the crate's (see
     /// [`Machine::sched_cpu_deactivate`]).
-    active: CpuMask<W>,
+    pub(crate) active: CpuMask<W>,
     nohz: Nohz<W>,
     rqs: PerCpu<Rq, N>,
     llcs: PerCpu<LlcShared, N>,
@@ -628,7 +627,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `cpu`'s LLC busy count and its own LLC view, in the current domain generation, if it
     /// has an LLC domain there.
     #[inline]
-    fn llc_of(&self, cpu: CpuId<N>) -> Option<(&AtomicI32, &crate::rq::SdSlot)> {
+    fn llc_of(&self, cpu: CpuId<N>) -> Option<(&AtomicI32, &crate::fair::rq::SdSlot)> {
         let slot = self.domains_slot();
         let sd = self.rq(cpu).sd(slot);
         // The leader index was checked against nr_cpu_ids when the topology was built.
@@ -708,7 +707,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// Builds the next domain generation in the unused copy and publishes it. The caller
     /// guarantees a grace period since the previous publish (no CPU still reads or writes the
     /// copy written here) and that no other rebuild runs.
-    fn publish_topology<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
+    pub(crate) fn publish_topology<Pl: Platform<N>>(&self, nr: NrCpuIds<N>, plat: &Pl) {
         // Only rebuilds write the word, one at a time.
         let next = self.domains_gen.load(Relaxed).wrapping_add(1);
         let slot = (next & 1) as usize;

@@ -15,10 +15,10 @@
 
 use super::Machine;
 use crate::cpu::CpuId;
+use crate::fair::rq::NohzFlags;
 use crate::jiffies::{Jiffies, LOAD_AVG_PERIOD_MS};
 use crate::platform::{CpuIdleType, Platform};
 use crate::policy::Policy;
-use crate::rq::NohzFlags;
 use crate::sync::NOHZ_ILB_FENCE;
 use crate::warn::{WarnSink, Warning};
 

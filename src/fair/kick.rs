@@ -10,10 +10,10 @@
 
 use super::Machine;
 use crate::cpu::CpuId;
+use crate::fair::rq::NohzFlags;
 use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
-use crate::rq::NohzFlags;
 use crate::sync::Ordering::Relaxed;
 use crate::warn::{WarnSink, Warning};
 
@@ -333,7 +333,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 /// IRQ pressure (`cpu_capacity * imbalance_pct < arch_capacity * 100`), computed without
 /// overflow.
 fn check_cpu_capacity<Pl: Platform<N>, const N: usize>(
-    rq: &crate::rq::Rq,
+    rq: &crate::fair::rq::Rq,
     cpu: CpuId<N>,
     plat: &Pl,
 ) -> bool {
@@ -351,7 +351,7 @@ fn nobody_tickless<const N: usize>() -> KickDecision<N> {
 
 #[cfg(all(test, not(nohz_loom)))]
 mod tests {
-    use crate::nohz::KickOutcome;
+    use crate::fair::KickOutcome;
     use crate::testing::HostPlatform;
     use crate::{Jiffies, NohzFlags, NrCpuIds, Patched, Warning};
 

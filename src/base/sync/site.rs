@@ -1,84 +1,15 @@
-//! The one place atomics, fences and memory orderings come from.
-//!
-//! # Design
-//!
-//! Every other module imports its atomic types and `fence` from here. In a normal build they
-//! are `core::sync::atomic`'s; built with `--cfg nohz_loom` (only the `loom-tests` crate does
-//! that) they are loom's, so the models check the crate's own code rather than a copy of it.
-//!
-//! Relaxed operations are written inline as `Ordering::Relaxed`: they promise nothing, so there
-//! is nothing to name. Every *stronger* ordering and every fence is taken from a [`Site`]: a
-//! `static` that names the operation, the obligation of the ordering contract it serves
-//! (`spec §6`, O1..O8), the operation it pairs with and the outcome it forbids. All sites of
-//! the crate are listed in [`SITES`].
+//! Named memory-ordering sites: every fence and every ordering stronger than `Relaxed` in the
+//! crate is one [`Site`], a `static` that names the operation, the obligation of the ordering
+//! contract it serves (spec §6, O1..O8 and the protocols), the operation it pairs with and the
+//! outcome it forbids. [`SITES`] lists them all.
 //!
 //! In a normal build [`Site::ordering`] and [`Site::fence`] read an immutable `static` and
 //! inline to the declared ordering: a named site costs exactly what the bare ordering costs.
 //! In a loom build a test may weaken one site at a time (see `mutation`, present only under
 //! `nohz_loom`): the loom models then prove that each ordering is *needed* (the weakened model
 //! fails), not only that the declared one is sufficient.
-//!
-//! loom atomics cannot be built in `const` context, so constructors are `const fn` in normal
-//! builds and plain `fn` under loom; [`maybe_const_fn!`](crate::maybe_const_fn) and
-//! `atomic_array!` hide that difference here, once.
 
-// `AtomicBool` serves the `testing` feature only.
-#[cfg(not(nohz_loom))]
-#[allow(unused_imports)]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize};
-#[cfg(nohz_loom)]
-#[allow(unused_imports)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize};
-
-#[cfg(not(nohz_loom))]
-use core::sync::atomic::fence as raw_fence;
-#[cfg(nohz_loom)]
-use loom::sync::atomic::fence as raw_fence;
-
-pub use core::sync::atomic::Ordering;
-
-/// Declares a function that is `const fn` in normal builds and a plain `fn` under
-/// `--cfg nohz_loom`, where loom's atomics cannot be constructed in `const` context.
-///
-/// This is the one place that difference is spelled out; constructors of the crate's types use
-/// it so that a kernel can declare them as `static`s.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! maybe_const_fn {
-    ($(#[$meta:meta])* $vis:vis fn $($rest:tt)*) => {
-        #[cfg(not(nohz_loom))]
-        $(#[$meta])* $vis const fn $($rest)*
-        #[cfg(nohz_loom)]
-        $(#[$meta])* $vis fn $($rest)*
-    };
-}
-
-/// `[expr; n]` for a non-`Copy` atomic initialiser: an inline-`const` repeat in normal builds
-/// (usable inside a `const fn`), `core::array::from_fn` under loom.
-macro_rules! atomic_array {
-    ($init:expr; $n:expr) => {{
-        #[cfg(not(nohz_loom))]
-        let array = [const { $init }; $n];
-        #[cfg(nohz_loom)]
-        let array = core::array::from_fn(|_| $init);
-        array
-    }};
-}
-pub(crate) use atomic_array;
-
-/// A [`PerCpu`](crate::PerCpu) of `$init` in each slot: built in `const` context in normal
-/// builds, with `PerCpu::from_fn` under loom.
-macro_rules! per_cpu_array {
-    ($init:expr; $n:expr) => {{
-        #[cfg(not(nohz_loom))]
-        let per_cpu =
-            $crate::PerCpu::from_padded([const { crossbeam_utils::CachePadded::new($init) }; $n]);
-        #[cfg(nohz_loom)]
-        let per_cpu = $crate::PerCpu::from_fn(|_| $init);
-        per_cpu
-    }};
-}
-pub(crate) use per_cpu_array;
+use super::{Ordering, raw_fence};
 
 /// What kind of operation a [`Site`] orders; it decides which orderings are legal and which
 /// weakenings a mutation run tries.
@@ -92,40 +23,6 @@ pub enum SiteKind {
     Store,
     /// A read-modify-write (legal: anything but `Relaxed`, which needs no site).
     Rmw,
-}
-
-/// Marks a store (or RMW) to one of the machine-wide shared lines: the idle mask, the `nohz`
-/// scalars, an LLC's busy count. Free in normal builds; in probe builds (`--cfg nohz_probe`,
-/// `ci/guards.sh` only) it counts, per thread, so a test can assert that a path writes no
-/// shared line (target T10).
-#[inline(always)]
-pub(crate) fn shared_store() {
-    #[cfg(nohz_probe)]
-    probe::count();
-}
-
-/// The per-thread count of shared-line stores, in probe builds (`--cfg nohz_probe`).
-#[cfg(nohz_probe)]
-pub mod probe {
-    use core::cell::Cell;
-
-    std::thread_local! {
-        static STORES: Cell<u64> = const { Cell::new(0) };
-    }
-
-    pub(crate) fn count() {
-        STORES.with(|s| s.set(s.get() + 1));
-    }
-
-    /// Stores to shared lines this thread made since the last [`reset`].
-    pub fn shared_stores() -> u64 {
-        STORES.with(Cell::get)
-    }
-
-    /// Zeroes this thread's count.
-    pub fn reset() {
-        STORES.with(|s| s.set(0));
-    }
 }
 
 /// One way to weaken a [`Site`] in a mutation run.

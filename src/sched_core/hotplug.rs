@@ -26,8 +26,8 @@
 //! The loom model `hotplug` (loom-tests) races the deactivation against the CPU's own idle
 //! entry and a kicker.
 
-use super::Machine;
 use crate::cpu::CpuId;
+use crate::fair::Machine;
 use crate::platform::{Platform, TickPlatform};
 use crate::policy::Policy;
 use core::fmt;

@@ -12,7 +12,7 @@
 //! handler, `tick_nohz_irq_exit`, the softirq).
 
 use crate::cpu::CpuId;
-use crate::nohz::Machine;
+use crate::fair::Machine;
 use crate::platform::IdlePlatform;
 use crate::policy::Policy;
 

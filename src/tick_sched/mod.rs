@@ -22,8 +22,8 @@
 //! [`TickHardware`](crate::platform::TickHardware).
 
 use crate::cpu::CpuId;
+use crate::fair::Machine;
 use crate::jiffies::Jiffies;
-use crate::nohz::Machine;
 use crate::platform::{KTIME_MAX, TickPlatform, softirq, tick_nsec};
 use crate::policy::Policy;
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -744,7 +744,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         &self,
         cpu: CpuId<N>,
         plat: &Pl,
-    ) -> Option<crate::nohz::KickDecision<N>> {
+    ) -> Option<crate::fair::KickDecision<N>> {
         let ts = self.tick_sched(cpu);
         let now = plat.ktime_get();
         // tick_sched_do_timer: one racy read of the owner. Two CPUs taking an orphaned duty at
