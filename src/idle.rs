@@ -12,11 +12,13 @@
 //! handler, `tick_nohz_irq_exit`, the softirq).
 
 use crate::cpu::CpuId;
-use crate::fair::Machine;
+use crate::cpus::Cpus;
+use crate::fair::Fair;
 use crate::platform::IdlePlatform;
 use crate::policy::Policy;
+use crate::tick_sched::Ticks;
 
-/// Why [`Machine::do_idle`] returned.
+/// Why [`Machine::do_idle`](crate::Machine::do_idle) returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdleExit {
     /// `need_resched()`: go and schedule.
@@ -26,43 +28,53 @@ pub enum IdleExit {
     CpuDead,
 }
 
-impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
-    /// `do_idle()` on `cpu`: `nohz_run_idle_balance`, `tick_nohz_idle_enter`, then until a
-    /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick)
-    /// or go through `cpuidle_idle_call`; finally `tick_nohz_idle_exit`.
-    pub fn do_idle<Pl: IdlePlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> IdleExit {
-        self.nohz_run_idle_balance(cpu, plat);
-        self.tick_nohz_idle_enter(cpu, plat);
-        while !plat.need_resched(cpu) {
-            if !plat.cpu_online(cpu) {
-                plat.report_idle_dead(cpu);
-                return IdleExit::CpuDead;
-            }
-            if plat.idle_poll(cpu) {
-                self.tick_nohz_idle_restart_tick(cpu, plat);
-                plat.poll_idle(cpu);
-            } else {
-                self.cpuidle_idle_call(cpu, plat);
-            }
+/// `do_idle()` on `cpu`: `nohz_run_idle_balance`, `tick_nohz_idle_enter`, then until a
+/// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick) or go
+/// through `cpuidle_idle_call`; finally `tick_nohz_idle_exit`.
+pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: usize>(
+    cpus: &Cpus<N, W>,
+    fair: &Fair<P, N, W>,
+    ticks: &Ticks<N, W>,
+    cpu: CpuId<N>,
+    plat: &Pl,
+) -> IdleExit {
+    fair.nohz_run_idle_balance(cpus, cpu, plat);
+    ticks.tick_nohz_idle_enter(cpus, cpu, plat);
+    while !plat.need_resched(cpu) {
+        if !plat.cpu_online(cpu) {
+            plat.report_idle_dead(cpu);
+            return IdleExit::CpuDead;
         }
-        self.tick_nohz_idle_exit(cpu, plat);
-        IdleExit::Resched
+        if plat.idle_poll(cpu) {
+            ticks.tick_nohz_idle_restart_tick(cpu, plat);
+            plat.poll_idle(cpu);
+        } else {
+            cpuidle_idle_call(cpus, fair, ticks, cpu, plat);
+        }
     }
+    ticks.tick_nohz_idle_exit(cpus, cpu, plat);
+    IdleExit::Resched
+}
 
-    /// `cpuidle_idle_call()`: stop or retain the tick as cpuidle decides, then idle. Without a
-    /// cpuidle driver the tick always goes through the stop path; with one, an already-stopped
-    /// tick (say a NO_HZ_FULL CPU's) goes through it too, whatever the governor said.
-    fn cpuidle_idle_call<Pl: IdlePlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        if plat.need_resched(cpu) {
-            return;
-        }
-        match plat.cpuidle_select(cpu) {
-            None => self.tick_nohz_idle_stop_tick(cpu, plat),
-            Some(stop_tick) if stop_tick || self.tick_nohz_tick_stopped(cpu) => {
-                self.tick_nohz_idle_stop_tick(cpu, plat)
-            }
-            Some(_) => self.tick_nohz_idle_retain_tick(cpu),
-        }
-        plat.cpuidle_enter(cpu);
+/// `cpuidle_idle_call()`: stop or retain the tick as cpuidle decides, then idle. Without a
+/// cpuidle driver the tick always goes through the stop path; with one, an already-stopped
+/// tick (say a NO_HZ_FULL CPU's) goes through it too, whatever the governor said.
+fn cpuidle_idle_call<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: usize>(
+    cpus: &Cpus<N, W>,
+    fair: &Fair<P, N, W>,
+    ticks: &Ticks<N, W>,
+    cpu: CpuId<N>,
+    plat: &Pl,
+) {
+    if plat.need_resched(cpu) {
+        return;
     }
+    match plat.cpuidle_select(cpu) {
+        None => ticks.tick_nohz_idle_stop_tick(cpus, fair, cpu, plat),
+        Some(stop_tick) if stop_tick || ticks.tick_nohz_tick_stopped(cpu) => {
+            ticks.tick_nohz_idle_stop_tick(cpus, fair, cpu, plat)
+        }
+        Some(_) => ticks.tick_nohz_idle_retain_tick(cpu),
+    }
+    plat.cpuidle_enter(cpu);
 }

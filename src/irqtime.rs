@@ -5,7 +5,7 @@
 //! Every hardirq and softirq entry and exit calls `irqtime_account_irq`, which first asks
 //! `irqtime_enabled()`. Before seed 003 that read a plain `int` that happened to share a cache
 //! line with the `nohz` scalars, written on every idle entry and exit elsewhere: a coherence
-//! miss per interrupt. [`Patched`](crate::Patched) reads a [`StaticKey`](crate::StaticKey) on a
+//! miss per interrupt. [`Patched`](crate::Patched) reads a [`StaticKey`] on a
 //! line of its own (`likely`: one relaxed load that hits); [`Legacy`](crate::Legacy) keeps the
 //! plain flag *inside the `nohz` scalar line*, so the difference can be measured.
 //!
@@ -19,10 +19,12 @@
 //! Each CPU's [`IrqTime`] record is written only by its CPU with interrupts off; remote readers
 //! see each counter as of a recent moment.
 
-use crate::cpu::CpuId;
-use crate::fair::Machine;
+use crate::cpu::{CpuId, PerCpu};
+use crate::cpus::Cpus;
+use crate::fair::Fair;
 use crate::platform::MaySleep;
 use crate::policy::Policy;
+use crate::static_key::StaticKey;
 use crate::sync::{AtomicU64, Ordering::Relaxed};
 
 /// Which context's time ends at an accounting call (`irq_count() - offset` in the kernel).
@@ -110,15 +112,36 @@ impl Default for IrqTime {
     }
 }
 
-impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+/// The irq-time state of a machine of capacity `N` CPUs: every CPU's [`IrqTime`] record and
+/// the `sched_clock_irqtime` key (`Legacy` keeps its plain flag in the `nohz` line instead).
+/// The [`Machine`](crate::Machine) owns it.
+#[derive(Debug)]
+pub struct IrqTimes<const N: usize> {
+    per_cpu: PerCpu<IrqTime, N>,
+    sched_clock_irqtime: StaticKey,
+}
+
+impl<const N: usize> IrqTimes<N> {
+    crate::maybe_const_fn! {
+        /// Nothing accounted, the key off.
+        pub(crate) fn new() -> Self {
+            IrqTimes {
+                per_cpu: crate::sync::per_cpu_array!(IrqTime::new(); N),
+                sched_clock_irqtime: StaticKey::new_false(),
+            }
+        }
+    }
+}
+
+impl<const N: usize> IrqTimes<N> {
     /// `irqtime_enabled()`: `static_branch_likely(&sched_clock_irqtime)` under `Patched`; the
     /// plain flag in the `nohz` line under `Legacy`.
     #[inline(always)]
-    pub fn irqtime_enabled(&self) -> bool {
+    pub fn irqtime_enabled<P: Policy, const W: usize>(&self, fair: &Fair<P, N, W>) -> bool {
         if P::IRQTIME_STATIC_KEY {
             self.sched_clock_irqtime.likely()
         } else {
-            self.nohz().scalars.legacy_irqtime.load(Relaxed) != 0
+            fair.nohz().scalars.legacy_irqtime.load(Relaxed) != 0
         }
     }
 
@@ -135,7 +158,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `jump_label_mutex` because it rewrites the instruction at every branch site (a
     /// breakpoint-and-IPI text patch that must not race CPU hotplug). Its boot-time caller,
     /// `sched_clock_register`, runs with IRQs off and gets away with it only because the sleep
-    /// check is suppressed in early boot. The crate's [`StaticKey`](crate::StaticKey) patches no
+    /// check is suppressed in early boot. The crate's [`StaticKey`] patches no
     /// code: enabling is one compare-exchange of the key's count from 0 to 1, with no lock, no
     /// waiting on other CPUs and nothing that can sleep, so it is safe anywhere and asks for
     /// no [`MaySleep`] context (which would shut out that boot caller). What it gives up is the
@@ -143,25 +166,34 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `Relaxed` load, eventually, and irq time starts being accounted on each CPU from its next
     /// accounting call that sees it.
     #[inline]
-    pub fn enable_sched_clock_irqtime(&self) {
+    pub fn enable_sched_clock_irqtime<P: Policy, const W: usize>(
+        &self,
+        cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
+    ) {
         if P::IRQTIME_STATIC_KEY {
-            self.sched_clock_irqtime.enable(&self.warnings().cpu_less());
+            self.sched_clock_irqtime.enable(&cpus.warnings().cpu_less());
         } else {
-            self.nohz().scalars.legacy_irqtime.store(1, Relaxed);
+            fair.nohz().scalars.legacy_irqtime.store(1, Relaxed);
         }
     }
 
     /// `disable_sched_clock_irqtime()`, only from a context that may sleep, and only if still
     /// enabled (so repeating it costs nothing and never warns).
-    pub fn disable_sched_clock_irqtime(&self, _may_sleep: &impl MaySleep) {
-        if !self.irqtime_enabled() {
+    pub fn disable_sched_clock_irqtime<P: Policy, const W: usize>(
+        &self,
+        cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
+        _may_sleep: &impl MaySleep,
+    ) {
+        if !self.irqtime_enabled(fair) {
             return;
         }
         if P::IRQTIME_STATIC_KEY {
             self.sched_clock_irqtime
-                .disable(&self.warnings().cpu_less());
+                .disable(&cpus.warnings().cpu_less());
         } else {
-            self.nohz().scalars.legacy_irqtime.store(0, Relaxed);
+            fair.nohz().scalars.legacy_irqtime.store(0, Relaxed);
         }
     }
 
@@ -169,9 +201,15 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// found unstable before this point will never run the unstable-clock work, so irqtime is
     /// disabled here.
     #[inline]
-    pub fn sched_clock_init_late(&self, clock_stable_early: bool, ctx: &impl MaySleep) {
+    pub fn sched_clock_init_late<P: Policy, const W: usize>(
+        &self,
+        cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
+        clock_stable_early: bool,
+        ctx: &impl MaySleep,
+    ) {
         if !clock_stable_early {
-            self.disable_sched_clock_irqtime(ctx);
+            self.disable_sched_clock_irqtime(cpus, fair, ctx);
         }
     }
 
@@ -179,23 +217,34 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// is declared unstable (process context) disables irqtime.
     #[doc(alias = "__sched_clock_work")]
     #[inline]
-    pub fn sched_clock_work(&self, ctx: &impl MaySleep) {
-        self.disable_sched_clock_irqtime(ctx);
+    pub fn sched_clock_work<P: Policy, const W: usize>(
+        &self,
+        cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
+        ctx: &impl MaySleep,
+    ) {
+        self.disable_sched_clock_irqtime(cpus, fair, ctx);
     }
 
     /// `cpu`'s irq time record (`per_cpu(cpu_irqtime, cpu)`).
     #[doc(alias = "cpu_irqtime")]
     #[inline]
     pub fn irqtime(&self, cpu: CpuId<N>) -> &IrqTime {
-        self.irqtime.get(cpu)
+        self.per_cpu.get(cpu)
     }
 
     /// `irqtime_account_irq(curr, offset)` on `cpu` at `now` (`sched_clock_cpu`): charges the
     /// time since the last call to the context that just `ended`, if it was a hardirq or
     /// softirq (not one run by ksoftirqd). Nothing at all while irqtime is disabled.
     #[inline]
-    pub fn irqtime_account_irq(&self, cpu: CpuId<N>, ended: IrqContext, now: u64) {
-        if !self.irqtime_enabled() {
+    pub fn irqtime_account_irq<P: Policy, const W: usize>(
+        &self,
+        fair: &Fair<P, N, W>,
+        cpu: CpuId<N>,
+        ended: IrqContext,
+        now: u64,
+    ) {
+        if !self.irqtime_enabled(fair) {
             return;
         }
         let t = self.irqtime(cpu);

@@ -58,9 +58,11 @@ compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p l
 extern crate std;
 
 mod base;
+pub mod beyond;
 pub mod fair;
 pub mod idle;
 pub mod irqtime;
+mod machine;
 pub mod platform;
 pub mod policy;
 pub mod sched_core;
@@ -68,19 +70,17 @@ pub mod sched_core;
 pub mod testing;
 pub mod tick_sched;
 
-pub use base::{cpu, cpumask, jiffies, static_key, sync, warn};
+pub use base::{cpu, cpumask, cpus, jiffies, static_key, sync, warn};
 
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
 pub use fair::rq::{NohzFlags, Rq};
-pub use fair::{
-    IlbPass, InitError, KickDecision, KickOutcome, Machine, Nohz, SCHED_MIGRATION_COST_NS,
-    TopologyError,
-};
+pub use fair::{IlbPass, KickDecision, KickOutcome, Nohz, SCHED_MIGRATION_COST_NS, TopologyError};
 pub use idle::IdleExit;
 pub use irqtime::{IrqContext, IrqTime};
 pub use jiffies::{Jiffies, JiffiesCell};
+pub use machine::{InitError, Machine};
 pub use platform::Platform;
 pub use policy::{Legacy, Patched, Policy, Scalable};
 pub use sched_core::HotplugError;
@@ -102,7 +102,7 @@ pub const fn mask_words(cpus: usize) -> usize {
     cpus.div_ceil(64)
 }
 
-/// The [`Machine`] type for policy `$policy` and a capacity of `$cpus` CPUs, its mask words
+/// The [`Machine`](crate::Machine) type for policy `$policy` and a capacity of `$cpus` CPUs, its mask words
 /// computed by [`mask_words`]: how an embedder declares the machine in one line.
 ///
 /// ```

@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod cpumask;
+pub mod cpus;
 pub mod jiffies;
 pub mod static_key;
 pub mod sync;

@@ -13,8 +13,9 @@
 //! reading taken before the decay, and a set the CPU made since (it ran a task and re-entered
 //! idle meanwhile) keeps the flag. All `Relaxed`; the argument is in [`crate::rq`]'s docs.
 
-use super::Machine;
+use super::Fair;
 use crate::cpu::CpuId;
+use crate::cpus::Cpus;
 use crate::fair::rq::NohzFlags;
 use crate::jiffies::{Jiffies, LOAD_AVG_PERIOD_MS};
 use crate::platform::{CpuIdleType, Platform};
@@ -37,18 +38,23 @@ pub enum IlbPass {
     Aborted,
 }
 
-impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `sched_balance_softirq()` on `cpu`: the ILB work a kick handed over, if any and if the
     /// CPU is still idle, covers this CPU too; otherwise the CPU refreshes its own blocked
     /// load and balances its own domains.
-    pub fn sched_balance_softirq<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.check_on_cpu(cpu, plat);
+    pub fn sched_balance_softirq<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let idle = if self.rq(cpu).idle_balance() {
             CpuIdleType::Idle
         } else {
             CpuIdleType::NotIdle
         };
-        if self.nohz_idle_balance(cpu, idle, plat) {
+        if self.nohz_idle_balance(cpus, cpu, idle, plat) {
             return;
         }
         self.update_blocked_averages(cpu, cpu, plat);
@@ -60,6 +66,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// pass with them if the CPU is idle. Returns whether it ran.
     fn nohz_idle_balance<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         idle: CpuIdleType,
         plat: &Pl,
@@ -73,7 +80,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if idle != CpuIdleType::Idle {
             return false;
         }
-        self.nohz_idle_balance_pass(cpu, flags, plat);
+        self.nohz_idle_balance_pass(cpus, cpu, flags, plat);
         true
     }
 
@@ -88,6 +95,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "_nohz_idle_balance")]
     pub fn nohz_idle_balance_pass<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         flags: NohzFlags,
         plat: &Pl,
@@ -98,7 +106,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let mut update_next = false;
         let stats = flags.contains(NohzFlags::STATS);
 
-        self.warn_at(cpu).warn_on(
+        cpus.warn_at(cpu).warn_on(
             flags & NohzFlags::KICK_MASK == NohzFlags::BALANCE,
             Warning::BalanceWithoutStats,
         );
@@ -116,7 +124,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         for balance_cpu in self
             .nohz
             .idle_cpus_mask
-            .iter_wrap_after(cpu, self.nr_cpu_ids())
+            .iter_wrap_after(cpu, cpus.nr_cpu_ids())
         {
             let rq = self.rq(balance_cpu);
             if !rq.idle_cpu() {
@@ -217,15 +225,20 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// domain, which still goes on), `rq.next_balance` is pulled in to `jiffies + HZ` or the
     /// walk's earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
     /// blocked-load refresh. Returns whether a task was pulled.
-    pub fn sched_balance_newidle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
-        self.check_on_cpu(cpu, plat);
+    pub fn sched_balance_newidle<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> bool {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let rq = self.rq(cpu);
         // update_misfit_status(NULL, rq), before any early return: without a task it only
         // clears the status, and only once asymmetric capacity is active.
         if self.sched_asym_cpucap_active() {
             rq.set_misfit_task_load(0);
         }
-        if rq.ttwu_pending() || !self.cpu_active(cpu) {
+        if rq.ttwu_pending() || !cpus.cpu_active(cpu) {
             return false;
         }
         let mut next: Jiffies = plat.jiffies().add(Pl::HZ as usize);
@@ -267,13 +280,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// pass's outcome if one ran.
     pub fn nohz_run_idle_balance<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
     ) -> Option<IlbPass> {
-        self.check_on_cpu(cpu, plat);
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let flags = self.rq(cpu).nohz_flags().take_newilb();
         if flags == NohzFlags::NEWILB && !plat.need_resched(cpu) {
-            return Some(self.nohz_idle_balance_pass(cpu, NohzFlags::STATS, plat));
+            return Some(self.nohz_idle_balance_pass(cpus, cpu, NohzFlags::STATS, plat));
         }
         None
     }

@@ -8,13 +8,14 @@
 //! The clear on exit has no barrier: a stale bit only sends the kick to a CPU that then fails
 //! `idle_cpu()` (O5).
 
-use super::Machine;
+use super::Fair;
 use crate::cpu::CpuId;
+use crate::cpus::Cpus;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE, Ordering::Relaxed};
 
-impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `nohz_balance_enter_idle(cpu)`: registers `cpu`, idle with its tick stopped, in
     /// `nohz.idle_cpus_mask` so the idle balancer works for it.
     ///
@@ -28,11 +29,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// Under [`Scalable`](crate::Scalable) the two flags are read first and stored only if 0,
     /// and the idempotent path fences before its read, so re-entering idle with the tick
     /// stopped writes nothing shared.
-    pub fn nohz_balance_enter_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.check_on_cpu(cpu, plat);
+    pub fn nohz_balance_enter_idle<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let rq = self.rq(cpu);
         // A CPU being torn down must not register.
-        if !self.cpu_active(cpu) {
+        if !cpus.cpu_active(cpu) {
             return;
         }
         // A hint (spec §5.6), set without a lock: each set counts one higher, so an updater's
@@ -64,7 +70,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // of those flags before its mask scan (NOHZ_ILB_FENCE). It follows the mask's
             // RMW (Legacy: the counter's), as the kernel's smp_mb__after_atomic() does.
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
-            self.set_cpu_sd_state_idle(cpu);
+            self.set_cpu_sd_state_idle(cpus, cpu);
             raised = self.nohz.raise_needs_update::<P>();
         } else if P::READ_BEFORE_WRITE {
             // Scalable reads the flag before storing it: order the rq flag above before that
@@ -76,14 +82,19 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         raised |= self.nohz.raise_has_blocked_load::<P>();
         // Scalable: a flag this call set makes the kick due sooner; one bump covers both.
         if P::KICK_DEADLINE && raised {
-            self.nohz.bump_kick_deadline();
+            self.nohz.kick_deadline_word().bump();
         }
     }
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts
     /// as busy in its LLC. Does nothing unless it was registered.
-    pub fn nohz_balance_exit_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.check_on_cpu(cpu, plat);
+    pub fn nohz_balance_exit_idle<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let rq = self.rq(cpu);
         if !rq.nohz_tick_stopped() {
             return;
@@ -95,13 +106,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             crate::sync::shared_store();
             self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);
         }
-        self.set_cpu_sd_state_busy(cpu);
+        self.set_cpu_sd_state_busy(cpus, cpu);
     }
 
     /// `set_cpu_sd_state_idle(cpu)`: `cpu` stops counting as busy in its LLC (once), in the
     /// current domain generation.
-    pub(crate) fn set_cpu_sd_state_idle(&self, cpu: CpuId<N>) {
-        let Some((busy, sd)) = self.llc_of(cpu) else {
+    pub(crate) fn set_cpu_sd_state_idle(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) {
+        let Some((busy, sd)) = self.llc_of(cpus.nr_cpu_ids(), cpu) else {
             return;
         };
         if sd.nohz_idle() {
@@ -114,8 +125,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `set_cpu_sd_state_busy(cpu)`: `cpu` counts as busy in its LLC again (once), in the
     /// current domain generation.
-    pub(crate) fn set_cpu_sd_state_busy(&self, cpu: CpuId<N>) {
-        let Some((busy, sd)) = self.llc_of(cpu) else {
+    pub(crate) fn set_cpu_sd_state_busy(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) {
+        let Some((busy, sd)) = self.llc_of(cpus.nr_cpu_ids(), cpu) else {
             return;
         };
         if !sd.nohz_idle() {

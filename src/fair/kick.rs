@@ -8,8 +8,9 @@
 //! before its `fetch_or` reach the handler that consumes its bits, and the handler's free of
 //! the csd reaches the next owner.
 
-use super::Machine;
+use super::Fair;
 use crate::cpu::CpuId;
+use crate::cpus::Cpus;
 use crate::fair::rq::NohzFlags;
 use crate::jiffies::Jiffies;
 use crate::platform::Platform;
@@ -54,34 +55,24 @@ pub enum KickOutcome<const N: usize> {
     CsdBusy(CpuId<N>),
 }
 
-impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
-    /// The NOHZ tail of `sched_tick()` on `cpu`: snapshots `rq.idle_balance = idle_cpu()` and
-    /// runs [`sched_balance_trigger`](Self::sched_balance_trigger). Call it from the timer interrupt of every
-    /// CPU whose tick runs (and when a stopped tick's timer fires on an idle CPU). Returns the
-    /// kick decision, if the trigger got that far.
-    pub fn sched_tick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<KickDecision<N>> {
-        self.check_on_cpu(cpu, plat);
-        let rq = self.rq(cpu);
-        rq.set_idle_balance(rq.idle_cpu());
-        self.sched_balance_trigger(cpu, plat)
-    }
-
+impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `sched_balance_trigger(rq)`: nothing for a CPU without a domain or an inactive one;
     /// otherwise raise `SCHED_SOFTIRQ` if this rq's own balance is due, then
     /// `nohz_balancer_kick`.
     pub fn sched_balance_trigger<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
     ) -> Option<KickDecision<N>> {
         let rq = self.rq(cpu);
-        if !rq.has_sched_domain() || !self.cpu_active(cpu) {
+        if !rq.has_sched_domain() || !cpus.cpu_active(cpu) {
             return None;
         }
         if plat.jiffies().is_after_eq(rq.next_balance()) {
             plat.raise_sched_softirq(cpu);
         }
-        Some(self.nohz_balancer_kick(cpu, plat))
+        Some(self.nohz_balancer_kick(cpus, cpu, plat))
     }
 
     /// `nohz_balancer_kick(rq)`: on a busy CPU's tick, decide whether an idle CPU should
@@ -98,7 +89,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// the whole sequence, which reads everything again. Both give the same decision and the
     /// same side effects (the fast test has none).
     #[inline]
-    pub fn nohz_balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
+    pub fn nohz_balancer_kick<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
         if P::KICK_DEADLINE {
             let rq = self.rq(cpu);
             // What the whole sequence does first: no IdleTick, nohz_balance_exit_idle warns about nothing
@@ -106,18 +102,26 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             // are plain loads with no side effects, so all of them are made and combined
             // without short-circuiting: the common tick runs straight through to one branch.
             let quiet = !(rq.idle_balance() | rq.nohz_tick_stopped());
-            if quiet & super::on_own_cpu(cpu, plat) & self.nohz.kick_not_due(plat.jiffies()) {
+            if quiet
+                & plat.this_cpu().is_none_or(|me| me == cpu)
+                & self.nohz.kick_deadline_word().not_due(plat.jiffies())
+            {
                 return KickDecision::NoFlags;
             }
-            return self.balancer_kick_slow(cpu, plat);
+            return self.balancer_kick_slow(cpus, cpu, plat);
         }
-        self.balancer_kick_seq(cpu, plat)
+        self.balancer_kick_seq(cpus, cpu, plat)
     }
 
     /// `nohz_balancer_kick` in the kernel's order: the idle-tick test, the exit, then the
     /// decision.
     #[inline(always)]
-    fn balancer_kick_seq<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
+    fn balancer_kick_seq<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
         let rq = self.rq(cpu);
         let now = plat.jiffies();
 
@@ -126,37 +130,43 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return KickDecision::IdleTick;
         }
         // The first busy tick after idle takes this CPU out of the mask.
-        self.nohz_balance_exit_idle(cpu, plat);
+        self.nohz_balance_exit_idle(cpus, cpu, plat);
 
         if P::KICK_DEADLINE {
             // Scalable: a stale deadline word is refreshed first (once per bump, see
             // [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)), then one load decides
             // that nothing below can want a kick yet.
             self.nohz.refresh_kick_deadline_if_stale(now);
-            if self.nohz.kick_not_due(now) {
+            if self.nohz.kick_deadline_word().not_due(now) {
                 return KickDecision::NoFlags;
             }
         }
-        self.balancer_kick_full(cpu, plat, now)
+        self.balancer_kick_full(cpus, cpu, plat, now)
     }
 
     /// `Scalable`'s kick past its inline test: the whole sequence.
     #[inline(never)]
-    fn balancer_kick_slow<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
-        self.balancer_kick_seq(cpu, plat)
+    fn balancer_kick_slow<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
+        self.balancer_kick_seq(cpus, cpu, plat)
     }
 
     /// The decision of `nohz_balancer_kick` after the idle-tick test and the exit.
     #[inline(always)]
     fn balancer_kick_full<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
         now: Jiffies,
     ) -> KickDecision<N> {
         let mut flags = NohzFlags::empty();
         // Legacy: "nobody is tickless" first, before any time check.
-        if !P::TIME_CHECKS_FIRST && self.nobody_tickless() {
+        if !P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus) {
             return KickDecision::NobodyTickless;
         }
         if self.nohz.has_blocked_load() && now.is_after(self.nohz.next_blocked()) {
@@ -164,9 +174,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         // Not due: straight to `out`, which may still kick for STATS / NEXT.
         if !now.is_before(self.nohz.next_balance()) {
-            return self.balancer_kick_due(cpu, plat, flags);
+            return self.balancer_kick_due(cpus, cpu, plat, flags);
         }
-        self.balancer_kick_out(cpu, plat, flags)
+        self.balancer_kick_out(cpus, cpu, plat, flags)
     }
 
     /// The decision once balancing is due, out of line: the mask scan and the busy tests keep
@@ -174,24 +184,26 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline(never)]
     fn balancer_kick_due<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
         // Patched: only now is the mask looked at; empty returns, dropping STATS / NEXT.
-        if P::TIME_CHECKS_FIRST && self.nobody_tickless() {
+        if P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus) {
             return nobody_tickless();
         }
-        if let Some(wanted) = self.busy_reason(cpu, plat) {
+        if let Some(wanted) = self.busy_reason(cpus, cpu, plat) {
             flags = wanted;
         }
-        self.balancer_kick_out(cpu, plat, flags)
+        self.balancer_kick_out(cpus, cpu, plat, flags)
     }
 
     /// `out:` of `nohz_balancer_kick`: NEXT if an update is wanted, then the kick, if any.
     #[inline(always)]
     fn balancer_kick_out<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
         mut flags: NohzFlags,
@@ -204,18 +216,18 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         KickDecision::Kick {
             flags,
-            outcome: self.kick_ilb(cpu, flags, plat),
+            outcome: self.kick_ilb(cpus, cpu, flags, plat),
         }
     }
 
     /// "No CPU is tickless": `Legacy` reads `nohz.nr_cpus`, `Patched` tests the mask for
     /// emptiness (which stops at its first non-empty line).
     #[inline]
-    fn nobody_tickless(&self) -> bool {
+    fn nobody_tickless(&self, cpus: &Cpus<N, W>) -> bool {
         if P::NR_CPUS_COUNTER {
             self.nohz.nr_cpus() == 0
         } else {
-            self.nohz.idle_cpus_mask.is_empty(self.nr_cpu_ids())
+            self.nohz.idle_cpus_mask.is_empty(cpus.nr_cpu_ids())
         }
     }
 
@@ -223,7 +235,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `STATS | BALANCE` if this CPU runs two or more tasks, lost capacity, an idle CPU is
     /// preferred by asym packing, the CPU has a misfit task (asymmetric capacity systems skip
     /// the LLC test), or more than one CPU of its LLC is busy.
-    fn busy_reason<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> Option<NohzFlags> {
+    fn busy_reason<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> Option<NohzFlags> {
         let rq = self.rq(cpu);
         let balance = NohzFlags::STATS | NohzFlags::BALANCE;
         if rq.nr_running() >= 2 {
@@ -236,7 +253,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             && self
                 .nohz
                 .idle_cpus_mask
-                .iter(self.nr_cpu_ids())
+                .iter(cpus.nr_cpu_ids())
                 .any(|idle| plat.asym_prefers(idle, cpu))
         {
             return Some(balance);
@@ -244,7 +261,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if plat.has_asym_cpucapacity(cpu) {
             return (rq.misfit_task_load() != 0).then_some(balance);
         }
-        self.llc_of(cpu)
+        self.llc_of(cpus.nr_cpu_ids(), cpu)
             .is_some_and(|(busy, _)| busy.load(Relaxed) > 1)
             .then_some(balance)
     }
@@ -254,6 +271,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// first, so balancing is kicked at most once per jiffy even when no CPU is found.
     pub fn kick_ilb<Pl: Platform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         flags: NohzFlags,
         plat: &Pl,
@@ -266,7 +284,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 self.nohz.refresh_kick_deadline(now);
             }
         }
-        let Some(ilb) = self.find_new_ilb(cpu) else {
+        let Some(ilb) = self.find_new_ilb(cpus, cpu) else {
             return KickOutcome::NoIlb;
         };
         let target = self.rq(ilb);
@@ -282,7 +300,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         // This call owns the csd.
         if !target.csd_lock() {
-            self.warn_at(cpu).warn(Warning::CsdBusy);
+            cpus.warn_at(cpu).warn(Warning::CsdBusy);
             return KickOutcome::CsdBusy(ilb);
         }
         plat.send_nohz_ipi(cpu, ilb);
@@ -291,41 +309,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `find_new_ilb()`: the first CPU, ascending, that is in both the idle mask and the
     /// housekeeping mask, is not `cpu`, and is idle right now.
-    pub fn find_new_ilb(&self, cpu: CpuId<N>) -> Option<CpuId<N>> {
+    pub fn find_new_ilb(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> Option<CpuId<N>> {
         self.nohz
             .idle_cpus_mask
-            .iter_and(&self.housekeeping, self.nr_cpu_ids())
+            .iter_and(&self.housekeeping, cpus.nr_cpu_ids())
             .find(|&ilb| ilb != cpu && self.rq(ilb).idle_cpu())
-    }
-
-    /// The entry point for the nohz kick IPI on `cpu` (what the kernel's cross-call handler
-    /// does for `rq->nohz_csd`): frees the csd first, so a new owner can send again as soon as
-    /// the bits are consumed, then runs `nohz_csd_func`.
-    pub fn nohz_csd_ipi<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.check_on_cpu(cpu, plat);
-        // Relaxed: the release that matters is the fetch_andnot below, which comes after.
-        self.rq(cpu).csd_unlock();
-        self.nohz_csd_func(cpu, plat);
-    }
-
-    /// `nohz_csd_func(rq)`, in IPI context on the kicked CPU: consumes every pending bit; if the
-    /// CPU is still idle, hands them to the softirq and raises it; otherwise the request is
-    /// dropped (a later busy tick elsewhere kicks again). Returns the bits consumed.
-    pub(crate) fn nohz_csd_func<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> NohzFlags {
-        let rq = self.rq(cpu);
-        // O3: AcqRel fetch_andnot (NOHZ_CSD_FETCH_ANDNOT), pairs with kick_ilb's fetch_or.
-        let flags = rq.nohz_flags().take_for_csd();
-        self.warn_at(cpu).warn_on(
-            !flags.intersects(NohzFlags::KICK_MASK),
-            Warning::CsdWithoutKick,
-        );
-        let idle = rq.idle_cpu();
-        rq.set_idle_balance(idle);
-        if idle {
-            rq.set_nohz_idle_balance(flags);
-            plat.raise_sched_softirq(cpu);
-        }
-        flags
     }
 }
 

@@ -10,7 +10,7 @@
 //! for "is the tick stopped", and [`TickSched::idle_sleeptime`] & co. for statistics, which can
 //! lag by one idle period.
 //!
-//! `TS_FLAG_STOPPED` is set in one place only, [`Machine::tick_nohz_stop_tick`] (`tick_nohz_stop_tick`),
+//! `TS_FLAG_STOPPED` is set in one place only, [`Machine::tick_nohz_stop_tick`](crate::Machine::tick_nohz_stop_tick) (`tick_nohz_stop_tick`),
 //! and only when the timer base agrees to go idle; once set, `tick_nohz_next_event` never
 //! returns 0 ("keep ticking"), so every later stop attempt goes through the stop path. Seed 001
 //! depends on that: under [`Patched`](crate::Patched) the idle path calls
@@ -22,12 +22,16 @@
 //! [`TickHardware`](crate::platform::TickHardware).
 
 use crate::cpu::CpuId;
-use crate::fair::Machine;
+use crate::cpu::{NrCpuIds, PerCpu};
+use crate::cpumask::CpuMask;
+use crate::cpus::Cpus;
+use crate::fair::Fair;
 use crate::jiffies::Jiffies;
 use crate::platform::{KTIME_MAX, TickPlatform, softirq, tick_nsec};
 use crate::policy::Policy;
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use crate::warn::{WarnSink, Warning};
+use crossbeam_utils::CachePadded;
 
 bitflags::bitflags! {
     /// `TS_FLAG_*`: the tick-sched state bits (spec §7.1).
@@ -233,57 +237,95 @@ impl Default for TickSched {
 #[doc(alias = "TICK_DEP_BIT_SCHED")]
 pub const TICK_DEP_SCHED: u32 = 1 << 2;
 
-impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+/// tick-sched's machine-wide words: read on every idle stop attempt, written rarely.
+#[derive(Debug)]
+struct TickGlobals {
+    /// `tick_do_timer_cpu` (`u32::MAX`: nobody).
+    do_timer_cpu: AtomicU32,
+    /// The global `tick_dep_mask`.
+    tick_dep_mask: AtomicU32,
+}
+
+/// tick-sched's state of a machine of capacity `N` CPUs (masks of `W` words): every CPU's
+/// [`TickSched`], `tick_nohz_full_mask`, `tick_do_timer_cpu` and the global tick dependency
+/// mask. The [`Machine`](crate::Machine) owns it; its paths take the machine's [`Cpus`] (and,
+/// where they call into fair.c, its [`Fair`]) as parameters.
+#[derive(Debug)]
+pub struct Ticks<const N: usize, const W: usize> {
+    ticks: PerCpu<TickSched, N>,
+    nohz_full: CpuMask<W>,
+    globals: CachePadded<TickGlobals>,
+}
+
+impl<const N: usize, const W: usize> Ticks<N, W> {
+    crate::maybe_const_fn! {
+        /// Every CPU ticking periodically, no NO_HZ_FULL CPU, nobody keeping time.
+        pub(crate) fn new() -> Self {
+            Ticks {
+                ticks: crate::sync::per_cpu_array!(TickSched::new(); N),
+                nohz_full: CpuMask::new(),
+                globals: CachePadded::new(TickGlobals {
+                    do_timer_cpu: AtomicU32::new(TICK_DO_TIMER_NONE),
+                    tick_dep_mask: AtomicU32::new(0),
+                }),
+            }
+        }
+    }
+}
+
+impl<const N: usize, const W: usize> Ticks<N, W> {
     /// The CPU that owns the jiffies update (`tick_do_timer_cpu`), if any.
     #[inline]
-    pub fn tick_do_timer_cpu(&self) -> Option<CpuId<N>> {
-        self.nr_cpu_ids()
-            .cpu(self.tick_globals.do_timer_cpu.load(Relaxed) as usize)
+    pub fn tick_do_timer_cpu(&self, nr: NrCpuIds<N>) -> Option<CpuId<N>> {
+        nr.cpu(self.globals.do_timer_cpu.load(Relaxed) as usize)
             .ok()
     }
 
     /// Makes `cpu` the timekeeper (boot: the boot CPU), or nobody.
     #[inline]
     pub fn set_tick_do_timer_cpu(&self, cpu: Option<CpuId<N>>) {
-        self.tick_globals.do_timer_cpu.store(
+        self.globals.do_timer_cpu.store(
             cpu.map_or(TICK_DO_TIMER_NONE, |c| c.index() as u32),
             Relaxed,
         );
     }
 
-    /// `tick_dep_set_cpu(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
-    #[doc(alias = "tick_dep_set_cpu")]
+    /// `tick_dep_set(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
     #[inline]
     pub fn tick_dep_set(&self, bits: u32) {
-        self.tick_globals.tick_dep_mask.fetch_or(bits, Relaxed);
+        self.globals.tick_dep_mask.fetch_or(bits, Relaxed);
     }
 
-    /// `tick_dep_clear_cpu(bit)`.
-    #[doc(alias = "tick_dep_clear_cpu")]
+    /// `tick_dep_clear(bit)`.
     #[inline]
     pub fn tick_dep_clear(&self, bits: u32) {
-        self.tick_globals.tick_dep_mask.fetch_and(!bits, Relaxed);
+        self.globals.tick_dep_mask.fetch_and(!bits, Relaxed);
     }
 
     /// `tick_nohz_cpu_hotpluggable(cpu)`: `cpu` may go offline. Not the timekeeper while
     /// NO_HZ_FULL CPUs exist: it keeps time (and the housekeeping work) on their behalf.
-    /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) checks it before changing anything.
+    /// [`sched_cpu_deactivate`](crate::Machine::sched_cpu_deactivate) checks it before changing anything.
     #[inline]
-    pub fn tick_nohz_cpu_hotpluggable(&self, cpu: CpuId<N>) -> bool {
-        self.nohz_full.is_empty(self.nr_cpu_ids())
-            || self.tick_globals.do_timer_cpu.load(Relaxed) != cpu.index() as u32
+    pub fn tick_nohz_cpu_hotpluggable(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
+        self.nohz_full.is_empty(cpus.nr_cpu_ids())
+            || self.globals.do_timer_cpu.load(Relaxed) != cpu.index() as u32
     }
 
     /// `tick_cpu_dying(cpu)` with `tick_sched_timer_dying(cpu)`, on the dying CPU in
     /// stop-machine (run by [`cpu_dying`](Self::cpu_dying)): hands the timekeeping duty to the
     /// lowest other active CPU if `cpu` has it, cancels `cpu`'s sched timer and resets its
     /// `tick_sched`, keeping the idle statistics.
-    pub(crate) fn tick_cpu_dying<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        let globals = &self.tick_globals;
+    pub(crate) fn tick_cpu_dying<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        let globals = &self.globals;
         if globals.do_timer_cpu.load(Relaxed) == cpu.index() as u32 {
-            let successor = self
+            let successor = cpus
                 .active_mask()
-                .iter(self.nr_cpu_ids())
+                .iter(cpus.nr_cpu_ids())
                 .find(|&other| other != cpu);
             self.set_tick_do_timer_cpu(successor);
         }
@@ -293,7 +335,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `tick_nohz_full_mask`: the NO_HZ_FULL CPUs (`nohz_full=`). Set them at boot, and take
-    /// them out of [`housekeeping`](Self::housekeeping) too.
+    /// them out of [`housekeeping`](crate::Machine::housekeeping) too.
     #[doc(alias = "tick_nohz_full_mask")]
     #[inline]
     pub fn nohz_full(&self) -> &crate::CpuMask<W> {
@@ -332,10 +374,15 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_idle_enter()` on `cpu`: entering the idle loop's tick-idle section. Warns if
     /// a next-event computation is still cached; sets INIDLE and starts idle-time accounting.
     #[inline]
-    pub fn tick_nohz_idle_enter<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.check_on_cpu(cpu, plat);
+    pub fn tick_nohz_idle_enter<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let ts = self.tick_sched(cpu);
-        self.warn_at(cpu)
+        cpus.warn_at(cpu)
             .warn_on(ts.timer_expires_base() != 0, Warning::CachedNextEvent);
         ts.set(TsFlags::INIDLE);
         self.tick_nohz_start_idle(cpu, plat);
@@ -384,11 +431,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_irq_exit()` on `cpu`: in the idle section, resume idle-time accounting;
     /// otherwise give a NO_HZ_FULL CPU the chance to stop (or restart) its tick.
     #[inline]
-    pub fn tick_nohz_irq_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn tick_nohz_irq_exit<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
         if self.tick_sched(cpu).test(TsFlags::INIDLE) {
             self.tick_nohz_start_idle(cpu, plat);
         } else {
-            self.tick_nohz_full_update_tick(cpu, plat);
+            self.tick_nohz_full_update_tick(cpus, cpu, plat);
         }
     }
 
@@ -396,7 +448,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// while the tick is not already stopped; once STOPPED this never returns 0). Caches the
     /// result (`timer_expires`, `timer_expires_base`). A next timer before the base time (the
     /// last jiffies update) is a [`Warning::NextTimerInPast`] and counts as due at the base.
-    pub fn tick_nohz_next_event<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
+    pub fn tick_nohz_next_event<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> u64 {
         let ts = self.tick_sched(cpu);
         let tick = tick_nsec(Pl::HZ);
         let (basej, basemono) = plat.jiffies_update();
@@ -411,7 +468,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             next
         };
         // Never before the base: a timer reported in the past is warned about, then due now.
-        if self
+        if cpus
             .warn_at(cpu)
             .warn_on(basemono > next_tick, Warning::NextTimerInPast)
         {
@@ -426,7 +483,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
         // Only the timekeeper (or the last one, while nobody has the duty) is bounded by
         // timekeeping's max deferment; anyone else may sleep until its next timer.
-        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        let owner = self.globals.do_timer_cpu.load(Relaxed);
         let bound = if owner == cpu.index() as u32
             || (owner == TICK_DO_TIMER_NONE && ts.test(TsFlags::DO_TIMER_LAST))
         {
@@ -448,7 +505,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// next event; if the timer base refuses to go idle the tick keeps running. Otherwise hands
     /// off the timekeeping duty, and (unless already stopped at the same expiry) records the
     /// first stop and programs or cancels the one-shot timer.
-    pub fn tick_nohz_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn tick_nohz_stop_tick<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
         let ts = self.tick_sched(cpu);
         let basej = ts.last_jiffies();
         let basemono = ts.timer_expires_base();
@@ -464,11 +526,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             }
         }
 
-        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        let owner = self.globals.do_timer_cpu.load(Relaxed);
         if owner == cpu.index() as u32 {
-            self.tick_globals
-                .do_timer_cpu
-                .store(TICK_DO_TIMER_NONE, Relaxed);
+            self.globals.do_timer_cpu.store(TICK_DO_TIMER_NONE, Relaxed);
             ts.set(TsFlags::DO_TIMER_LAST);
         } else if owner != TICK_DO_TIMER_NONE {
             ts.clear(TsFlags::DO_TIMER_LAST);
@@ -479,7 +539,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 return;
             }
             // Stopped at this expiry, yet the timer is not set there: warn and reprogram.
-            self.warn_at(cpu).warn(Warning::TickNotProgrammed);
+            cpus.warn_at(cpu).warn(Warning::TickNotProgrammed);
         }
 
         if !ts.test(TsFlags::STOPPED) {
@@ -508,9 +568,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// bottom halves ([`local_bh_blocked`](crate::platform::TickHardware::local_bh_blocked))
     /// mean the softirq waits on a lock. Older kernels (before 5.18) did not warn for
     /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate.
-    pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+    pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> bool {
         let ts = self.tick_sched(cpu);
-        self.warn_at(cpu)
+        cpus.warn_at(cpu)
             .warn_on(!plat.cpu_online(cpu), Warning::OfflineCpuIdle);
         if !ts.test(TsFlags::NOHZ) {
             return false;
@@ -519,26 +584,26 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return false;
         }
         let mut pending = plat.local_softirq_pending(cpu);
-        if !self.cpu_active(cpu) {
+        if !cpus.cpu_active(cpu) {
             pending &= !softirq::HOTPLUG_SAFE_MASK;
         }
         if pending != 0 && !plat.local_bh_blocked(cpu) {
             // report_idle_softirq: a softirq idle should never see; keep the tick.
-            self.warn_at(cpu).warn(Warning::IdleSoftirqPending);
+            cpus.warn_at(cpu).warn(Warning::IdleSoftirqPending);
             return false;
         }
         // With NO_HZ_FULL CPUs (the kernel's tick_nohz_full_enabled(), a static key set at
         // boot; here the mask may be set at run time, so it is scanned), the timekeeper keeps
         // its tick, and finding no timekeeper is a warning. Only those two CPUs' answers can
         // depend on the mask, so the others never scan it: one load decides for them.
-        let owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        let owner = self.globals.do_timer_cpu.load(Relaxed);
         let keeps_time = owner == cpu.index() as u32;
         if (keeps_time || owner == TICK_DO_TIMER_NONE)
-            && !self.nohz_full.is_empty(self.nr_cpu_ids())
+            && !self.nohz_full.is_empty(cpus.nr_cpu_ids())
         {
             // Keep the tick: timekeeping must go on for the NO_HZ_FULL CPUs.
             if !keeps_time {
-                self.warn_at(cpu)
+                cpus.warn_at(cpu)
                     .warn_on(owner == TICK_DO_TIMER_NONE, Warning::NoTimekeeper);
             }
             return false;
@@ -549,13 +614,19 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_idle_stop_tick()` on `cpu`, from the idle loop with IRQs off: try to stop
     /// the tick and, **as patched by seed 001**, register the CPU for idle balancing whenever
     /// the tick ends up stopped (`Legacy`: only on the pass that stopped it).
-    pub fn tick_nohz_idle_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn tick_nohz_idle_stop_tick<P: Policy, Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
         let ts = self.tick_sched(cpu);
         let expires = if ts.timer_expires_base() != 0 {
             // The governor already computed it (tick_nohz_get_sleep_length).
             ts.timer_expires()
-        } else if self.can_stop_idle_tick(cpu, plat) {
-            self.tick_nohz_next_event(cpu, plat)
+        } else if self.can_stop_idle_tick(cpus, cpu, plat) {
+            self.tick_nohz_next_event(cpus, cpu, plat)
         } else {
             return;
         };
@@ -567,7 +638,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return;
         }
         let was_stopped = ts.tick_stopped();
-        self.tick_nohz_stop_tick(cpu, plat);
+        self.tick_nohz_stop_tick(cpus, cpu, plat);
         // Counted even when the timer base kept the tick running.
         TickSched::bump(&ts.idle_sleeps);
         ts.idle_expires.store(expires, Relaxed);
@@ -580,12 +651,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                     ts.idle_jiffies
                         .store(ts.last_jiffies.load(Relaxed), Relaxed);
                 }
-                self.nohz_balance_enter_idle(cpu, plat);
+                fair.nohz_balance_enter_idle(cpus, cpu, plat);
             }
         } else if !was_stopped && stopped {
             ts.idle_jiffies
                 .store(ts.last_jiffies.load(Relaxed), Relaxed);
-            self.nohz_balance_enter_idle(cpu, plat);
+            fair.nohz_balance_enter_idle(cpus, cpu, plat);
         }
     }
 
@@ -599,11 +670,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
     /// reuses it. Returns 0 when the tick cannot or should not stop.
     #[inline]
-    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
-        if !self.can_stop_idle_tick(cpu, plat) {
+    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> u64 {
+        if !self.can_stop_idle_tick(cpus, cpu, plat) {
             return 0;
         }
-        self.tick_nohz_next_event(cpu, plat)
+        self.tick_nohz_next_event(cpus, cpu, plat)
     }
 
     /// `tick_nohz_idle_restart_tick()` (the polling idle path): restart a stopped tick and
@@ -621,10 +697,15 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// idle section or if a next event is still cached; stops idle accounting; a stopped tick
     /// is restarted (on NO_HZ_FULL it may stay stopped) and the idle ticks accounted. Does
     /// not leave the idle mask: the first busy tick does that.
-    pub fn tick_nohz_idle_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.check_on_cpu(cpu, plat);
+    pub fn tick_nohz_idle_exit<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
         let ts = self.tick_sched(cpu);
-        let warn = self.warn_at(cpu);
+        let warn = cpus.warn_at(cpu);
         warn.warn_on(!ts.test(TsFlags::INIDLE), Warning::IdleExitOutsideIdle);
         warn.warn_on(ts.timer_expires_base() != 0, Warning::CachedNextEvent);
         ts.clear(TsFlags::INIDLE);
@@ -639,7 +720,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         if stopped {
             if self.tick_nohz_full_cpu(cpu) {
-                self.tick_nohz_full_update_tick_at(cpu, now, plat);
+                self.tick_nohz_full_update_tick_at(cpus, cpu, now, plat);
             } else {
                 self.tick_nohz_restart_sched_tick(cpu, now, plat);
             }
@@ -685,7 +766,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if !plat.cpu_online(cpu) {
             return false;
         }
-        let deps = self.tick_globals.tick_dep_mask.load(Relaxed)
+        let deps = self.globals.tick_dep_mask.load(Relaxed)
             | self.tick_sched(cpu).tick_dep_mask()
             | plat.task_tick_dependencies(cpu);
         deps == 0
@@ -694,9 +775,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_full_stop_tick()`: stop the tick of a NO_HZ_FULL CPU while it runs a task.
     /// Never registers the CPU for idle balancing: it is busy.
     #[inline]
-    pub fn tick_nohz_full_stop_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        if self.tick_nohz_next_event(cpu, plat) != 0 {
-            self.tick_nohz_stop_tick(cpu, plat);
+    pub fn tick_nohz_full_stop_tick<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
+        if self.tick_nohz_next_event(cpus, cpu, plat) != 0 {
+            self.tick_nohz_stop_tick(cpus, cpu, plat);
         } else {
             self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
         }
@@ -707,12 +793,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "__tick_nohz_full_update_tick")]
     pub fn tick_nohz_full_update_tick_at<Pl: TickPlatform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         now: u64,
         plat: &Pl,
     ) {
         if self.can_stop_full_tick(cpu, plat) {
-            self.tick_nohz_full_stop_tick(cpu, plat);
+            self.tick_nohz_full_stop_tick(cpus, cpu, plat);
         } else if self.tick_sched(cpu).tick_stopped() {
             self.tick_nohz_restart_sched_tick(cpu, now, plat);
         }
@@ -721,11 +808,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `tick_nohz_full_update_tick()`: on a NO_HZ_FULL CPU in NO_HZ mode, re-evaluate the
     /// tick (from irq exit and dependency changes).
     #[inline]
-    pub fn tick_nohz_full_update_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+    pub fn tick_nohz_full_update_tick<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) {
         if !self.tick_nohz_full_cpu(cpu) || !self.tick_sched(cpu).test(TsFlags::NOHZ) {
             return;
         }
-        self.tick_nohz_full_update_tick_at(cpu, plat.ktime_get(), plat);
+        self.tick_nohz_full_update_tick_at(cpus, cpu, plat.ktime_get(), plat);
     }
 
     /// The sched timer firing on `cpu` (`tick_nohz_handler` / `tick_sched_timer`): takes the
@@ -740,8 +832,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// housekeeping CPU, silently.)
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "tick_sched_do_timer")]
-    pub fn tick_sched_timer<Pl: TickPlatform<N>>(
+    pub fn tick_sched_timer<P: Policy, Pl: TickPlatform<N>>(
         &self,
+        cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
     ) -> Option<crate::fair::KickDecision<N>> {
@@ -749,10 +843,10 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let now = plat.ktime_get();
         // tick_sched_do_timer: one racy read of the owner. Two CPUs taking an orphaned duty at
         // once is harmless: the jiffies update serialises itself.
-        let mut owner = self.tick_globals.do_timer_cpu.load(Relaxed);
+        let mut owner = self.globals.do_timer_cpu.load(Relaxed);
         if owner == TICK_DO_TIMER_NONE {
-            self.warn_at(cpu).warn_on(
-                !self.nohz_full.is_empty(self.nr_cpu_ids()),
+            cpus.warn_at(cpu).warn_on(
+                !self.nohz_full.is_empty(cpus.nr_cpu_ids()),
                 Warning::DoTimerOrphaned,
             );
             self.set_tick_do_timer_cpu(Some(cpu));
@@ -763,13 +857,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
         // tick_sched_handle
         if ts.tick_stopped() {
-            if self.rq(cpu).curr_is_idle() {
+            if fair.rq(cpu).curr_is_idle() {
                 ts.idle_jiffies
                     .store(ts.idle_jiffies().add(1).get(), Relaxed);
             }
             ts.next_tick.store(0, Relaxed);
         }
-        let decision = self.sched_tick(cpu, plat);
+        let decision = crate::sched_core::sched_tick(cpus, fair, cpu, plat);
         if !ts.tick_stopped() {
             plat.program_tick(cpu, forward(plat.tick_expiry(cpu), now, tick_nsec(Pl::HZ)));
         }
