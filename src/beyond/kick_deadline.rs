@@ -71,6 +71,18 @@ impl KickDeadline {
         not_due(self.0.load(Relaxed), now)
     }
 
+    /// `nohz_balancer_kick`'s prelude under `Scalable`: whether this tick is the common one
+    /// that the whole sequence would end with no kick: the tick did not land on an idle CPU
+    /// and the CPU is not registered (`idle_or_registered` false: no `IdleTick`, and
+    /// `nohz_balance_exit_idle` would find nothing to do), the caller runs on its own CPU (no
+    /// wrong-CPU warning to count), and the deadline says not due at `now`. The tests are
+    /// plain loads with no side effects, so all of them are made and combined without
+    /// short-circuiting: the common tick runs straight through to one branch.
+    #[inline(always)]
+    pub fn prelude(&self, idle_or_registered: bool, on_own_cpu: bool, now: Jiffies) -> bool {
+        !idle_or_registered & on_own_cpu & self.not_due(now)
+    }
+
     /// Marks the deadline stale: a writer just made the kick due sooner.
     #[inline]
     pub fn bump(&self) {

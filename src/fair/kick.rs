@@ -9,10 +9,11 @@
 //! the csd reaches the next owner.
 
 use super::Fair;
+#[allow(unused_imports)] // the docs link it
+use crate::beyond::kick_deadline::KickDeadline;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
 use crate::fair::rq::NohzFlags;
-use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::sync::Ordering::Relaxed;
@@ -76,18 +77,18 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     }
 
     /// `nohz_balancer_kick(rq)`: on a busy CPU's tick, decide whether an idle CPU should
-    /// balance on behalf of the tickless idle CPUs, and with which flags (spec §5.2).
+    /// balance on behalf of the tickless idle CPUs, and with which flags (spec §5.2), in the
+    /// kernel's order down to `out:`.
     ///
     /// `Patched` (seed 000): the blocked-load and balance-time checks come first; only when
     /// balancing is due is the idle mask tested for emptiness (the cold case), and an empty
     /// mask returns without kicking even if STATS was wanted. `Legacy`: `nohz.nr_cpus` is read
-    /// first and nothing else happens while it is 0.
+    /// first and nothing else happens while it is 0 (the seed's diff, inline below).
     ///
-    /// `Scalable`: the common tick (a busy CPU, not registered, on its own CPU, balancing not
-    /// due) is decided inline by a handful of loads ending in the one-word deadline test, with
-    /// no call, so the path saves and restores no registers; anything else goes out of line to
-    /// the whole sequence, which reads everything again. Both give the same decision and the
-    /// same side effects (the fast test has none).
+    /// `Scalable` enters through one prelude, [`KickDeadline::prelude`]: the common tick (a
+    /// busy CPU, not registered, on its own CPU, balancing not due) is decided there by a
+    /// handful of loads; any other tick runs the sequence below, which reads everything again.
+    /// Both give the same decision and the same side effects (the prelude has none).
     #[inline]
     pub fn nohz_balancer_kick<Pl: Platform<N>>(
         &self,
@@ -97,26 +98,35 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     ) -> KickDecision<N> {
         if P::KICK_DEADLINE {
             let rq = self.rq(cpu);
-            // What the whole sequence does first: no IdleTick, nohz_balance_exit_idle warns about nothing
-            // and finds the CPU unregistered; then the deadline word says not due. The tests
-            // are plain loads with no side effects, so all of them are made and combined
-            // without short-circuiting: the common tick runs straight through to one branch.
-            let quiet = !(rq.idle_balance() | rq.nohz_tick_stopped());
-            if quiet
-                & plat.this_cpu().is_none_or(|me| me == cpu)
-                & self.nohz.kick_deadline_word().not_due(plat.jiffies())
-            {
+            if self.nohz.kick_deadline_word().prelude(
+                rq.idle_balance() | rq.nohz_tick_stopped(),
+                plat.this_cpu().is_none_or(|me| me == cpu),
+                plat.jiffies(),
+            ) {
                 return KickDecision::NoFlags;
             }
-            return self.balancer_kick_slow(cpus, cpu, plat);
+            return self.nohz_balancer_kick_past_prelude(cpus, cpu, plat);
         }
-        self.balancer_kick_seq(cpus, cpu, plat)
+        self.nohz_balancer_kick_sequence(cpus, cpu, plat)
     }
 
-    /// `nohz_balancer_kick` in the kernel's order: the idle-tick test, the exit, then the
-    /// decision.
+    /// `Scalable`'s kick past its prelude, out of line, so that the common tick the prelude
+    /// decides saves no registers (ci/guards.sh, T5a: 36 -> 31 instructions).
+    #[inline(never)]
+    fn nohz_balancer_kick_past_prelude<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
+        self.nohz_balancer_kick_sequence(cpus, cpu, plat)
+    }
+
+    /// The body of [`nohz_balancer_kick`](Self::nohz_balancer_kick), in the kernel's order:
+    /// the idle-tick test, the exit, the time checks (seed 000: before the mask), then either
+    /// `out:` or, once balancing is due, the out-of-line rest.
     #[inline(always)]
-    fn balancer_kick_seq<Pl: Platform<N>>(
+    fn nohz_balancer_kick_sequence<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
@@ -124,6 +134,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     ) -> KickDecision<N> {
         let rq = self.rq(cpu);
         let now = plat.jiffies();
+        let mut flags = NohzFlags::empty();
 
         // A tick on an idle CPU: no exit, no kick.
         if rq.idle_balance() {
@@ -133,75 +144,51 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         self.nohz_balance_exit_idle(cpus, cpu, plat);
 
         if P::KICK_DEADLINE {
-            // Scalable: a stale deadline word is refreshed first (once per bump, see
-            // [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)), then one load decides
-            // that nothing below can want a kick yet.
+            // Scalable: a stale deadline word is refreshed (once per bump), then one load
+            // decides that nothing below can want a kick yet.
             self.nohz.refresh_kick_deadline_if_stale(now);
             if self.nohz.kick_deadline_word().not_due(now) {
                 return KickDecision::NoFlags;
             }
         }
-        self.balancer_kick_full(cpus, cpu, plat, now)
-    }
-
-    /// `Scalable`'s kick past its inline test: the whole sequence.
-    #[inline(never)]
-    fn balancer_kick_slow<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N> {
-        self.balancer_kick_seq(cpus, cpu, plat)
-    }
-
-    /// The decision of `nohz_balancer_kick` after the idle-tick test and the exit.
-    #[inline(always)]
-    fn balancer_kick_full<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-        now: Jiffies,
-    ) -> KickDecision<N> {
-        let mut flags = NohzFlags::empty();
-        // Legacy: "nobody is tickless" first, before any time check.
+        // Legacy (before seed 000): "nobody is tickless" first, before any time check.
         if !P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus) {
             return KickDecision::NobodyTickless;
         }
         if self.nohz.has_blocked_load() && now.is_after(self.nohz.next_blocked()) {
             flags = NohzFlags::STATS;
         }
-        // Not due: straight to `out`, which may still kick for STATS / NEXT.
         if !now.is_before(self.nohz.next_balance()) {
-            return self.balancer_kick_due(cpus, cpu, plat, flags);
+            return self.nohz_balancer_kick_due(cpus, cpu, plat, flags);
         }
-        self.balancer_kick_out(cpus, cpu, plat, flags)
+        // Not due: straight to `out`, which may still kick for STATS / NEXT.
+        self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
     }
 
-    /// The decision once balancing is due, out of line: the mask scan and the busy tests keep
-    /// their registers to themselves, so the common not-due tick saves none.
+    /// `nohz_balancer_kick` once balancing is due: the mask's emptiness (`Patched`, seed 000:
+    /// the cold case, a return before `out:` that drops STATS and NEXT) and the busy tests,
+    /// then `out:`. Out of line, so that the common not-due tick keeps no register live across
+    /// a call and saves none (ci/guards.sh, T5a: 45 -> 43 instructions).
     #[inline(never)]
-    fn balancer_kick_due<Pl: Platform<N>>(
+    fn nohz_balancer_kick_due<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
-        // Patched: only now is the mask looked at; empty returns, dropping STATS / NEXT.
         if P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus) {
             return nobody_tickless();
         }
         if let Some(wanted) = self.busy_reason(cpus, cpu, plat) {
             flags = wanted;
         }
-        self.balancer_kick_out(cpus, cpu, plat, flags)
+        self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
     }
 
     /// `out:` of `nohz_balancer_kick`: NEXT if an update is wanted, then the kick, if any.
     #[inline(always)]
-    fn balancer_kick_out<Pl: Platform<N>>(
+    fn nohz_balancer_kick_out<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
