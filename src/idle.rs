@@ -1,5 +1,7 @@
 //! The idle loop's order (`do_idle`), as a driver generic over the platform.
 //!
+//! C source: `kernel/sched/idle.c` (`do_idle`, `cpuidle_idle_call`).
+//!
 //! # Design
 //!
 //! `do_idle` is where the NOHZ pieces meet: the NEWILB blocked-load pass first

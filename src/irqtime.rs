@@ -1,5 +1,7 @@
 //! irq time accounting gated by `sched_clock_irqtime` (seed 003).
 //!
+//! C source: `kernel/sched/cputime.c` (`irqtime_account_irq`), `kernel/sched/sched.h` (`irqtime_enabled`), `kernel/sched/clock.c` (`sched_clock_irqtime`, `enable_sched_clock_irqtime`, `disable_sched_clock_irqtime`).
+//!
 //! # Design
 //!
 //! Every hardirq and softirq entry and exit calls `irqtime_account_irq`, which first asks

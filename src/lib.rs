@@ -39,6 +39,16 @@
 //!   state, topology) and performs the actions the crate decides on (IPIs, softirqs, balance
 //!   passes). Host implementations for tests ship under the `testing` feature.
 //!
+//! # The rooms
+//!
+//! Each module mirrors one kernel file, so a reader who knows the kernel finds the code from
+//! the C name: [`fair`] (kernel/sched/fair.c's NOHZ part, and topology.c's per-LLC state),
+//! [`sched_core`] (core.c's scheduler-tick tail, the csd handler and the hotplug steps),
+//! [`tick_sched`] (kernel/time/tick-sched.c), [`idle`] (kernel/sched/idle.c), [`irqtime`]
+//! (cputime.c's irq time), [`beyond`] (what the kernel does not have), and the primitives
+//! ([`cpu`], [`cpus`], [`cpumask`], [`jiffies`], [`static_key`], [`warn`], [`sync`]).
+//! [`Machine`] owns all of them, is the list of entry points, and nothing imports it back.
+//!
 //! # Layout
 //!
 //! False sharing is what two of the three seeds fix, so layout is a tested property: masks,

@@ -5,6 +5,8 @@
 //! they need (the machine's [`Cpus`], its [`Fair`]) as parameters, and the machine passes
 //! them in.
 //!
+//! C source: none of its own: the owner of every room, and the list of entry points (each names its C function).
+//!
 //! Each entry point's doc opens with the C function it mirrors and links the room's
 //! implementation, whose docs carry the detail.
 

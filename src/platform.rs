@@ -1,5 +1,7 @@
 //! The traits an embedding kernel implements.
 //!
+//! C source: what the embedding kernel provides: `jiffies`, `smp_call_function_single_async`, `raise_softirq_irqoff`, `synchronize_rcu`, the scheduling domains, the balancing actions, the timer hardware, cpuidle.
+//!
 //! # Design
 //!
 //! The crate decides; the kernel acts. The crate owns the NOHZ bookkeeping (masks, flags,

@@ -1,5 +1,7 @@
 //! Policies: which kernel the crate mirrors, chosen at compile time.
 //!
+//! C source: the three seed patch threads (`shared/seeds/`): which kernel version each policy mirrors.
+//!
 //! # Design
 //!
 //! The three seed changes are each a small difference in a hot path. Rather than runtime

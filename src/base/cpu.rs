@@ -1,5 +1,7 @@
 //! CPU identities and per-CPU storage.
 //!
+//! C source: `include/linux/cpumask.h` (`nr_cpu_ids`, `for_each_possible_cpu`), `include/linux/percpu-defs.h` (`DEFINE_PER_CPU`, `per_cpu`).
+//!
 //! # Design
 //!
 //! A kernel knows two CPU counts: `NR_CPUS`, the capacity it was built for, and `nr_cpu_ids`,

@@ -1,5 +1,7 @@
 //! `CpuMask`: an atomic CPU bitmap (`struct cpumask`).
 //!
+//! C source: `include/linux/cpumask.h`, `lib/cpumask.c` (`cpumask_set_cpu`, `cpumask_empty`, `for_each_cpu_wrap`, ...).
+//!
 //! # Design
 //!
 //! The mask is `W` 64-bit words, packed, in one [`CachePadded`] block: the words of one mask

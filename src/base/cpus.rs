@@ -1,6 +1,8 @@
 //! `Cpus`: what every room reads about the machine's CPUs: `nr_cpu_ids`, `cpu_active_mask`
 //! and the warning counters.
 //!
+//! C source: `kernel/cpu.c` (`cpu_active_mask`, `set_cpu_active`), `include/linux/cpumask.h` (`nr_cpu_ids`, `cpu_active`).
+//!
 //! # Design
 //!
 //! The kernel keeps these as globals (`nr_cpu_ids`, `cpu_active_mask`) and prints its

@@ -1,5 +1,7 @@
 //! Jiffies: the tick counter, its wrap-safe comparisons and `msecs_to_jiffies`.
 //!
+//! C source: `include/linux/jiffies.h`, `kernel/time/time.c` (`time_after`, `msecs_to_jiffies`, `MAX_JIFFY_OFFSET`).
+//!
 //! # Design
 //!
 //! The kernel's `jiffies` is an `unsigned long` that only grows and wraps; [`Jiffies`] is a

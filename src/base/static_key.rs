@@ -1,5 +1,7 @@
 //! `StaticKey`: the kernel's static keys (jump labels) without code patching.
 //!
+//! C source: `include/linux/jump_label.h`, `kernel/jump_label.c` (`DEFINE_STATIC_KEY_FALSE`, `static_branch_likely`, `static_key_slow_inc`, ...).
+//!
 //! # Design
 //!
 //! A kernel static key costs its readers nothing: the branch is a NOP or a JMP patched into the

@@ -1,5 +1,7 @@
 //! Counted warnings: the crate's `WARN_ON`.
 //!
+//! C source: `include/asm-generic/bug.h` (`WARN_ON`, `WARN_ON_ONCE`), counted instead of printed.
+//!
 //! # Design
 //!
 //! Where the kernel would `WARN_ON` (print a backtrace, carry on), the crate counts a

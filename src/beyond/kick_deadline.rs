@@ -1,6 +1,8 @@
 //! `KickDeadline`: `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick` (no
 //! kernel counterpart).
 //!
+//! C source: none (beyond the kernel); it shortcuts `kernel/sched/fair.c`'s `nohz_balancer_kick`.
+//!
 //! # Design
 //!
 //! The kernel's busy tick reads four `nohz` scalars to learn that balancing is not due yet:

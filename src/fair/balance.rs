@@ -2,6 +2,8 @@
 //! `update_nohz_stats`, and the newidle path that asks for a blocked-load refresh before
 //! entering idle (spec §5.4, §5.5, §5.7).
 //!
+//! C source: `kernel/sched/fair.c` (`sched_balance_softirq`, `nohz_idle_balance`, `_nohz_idle_balance`, `update_nohz_stats`, `sched_balance_update_blocked_averages`, `update_blocked_load_status`, `sched_balance_newidle`, `nohz_newidle_balance`, `nohz_run_idle_balance`).
+//!
 //! The ILB pass clears `nohz.has_blocked_load` / `nohz.needs_update` *before* scanning the
 //! mask, with the O1/O2 fence in between; a CPU registering concurrently either is seen by the
 //! scan or re-sets the flag after the clear. Several passes may run at once (a softirq ILB and

@@ -1,6 +1,8 @@
 //! Idle registration: `nohz_balance_enter_idle`, `nohz_balance_exit_idle` and the LLC busy
 //! count (`set_cpu_sd_state_idle/busy`). Spec §5.6.
 //!
+//! C source: `kernel/sched/fair.c` (`nohz_balance_enter_idle`, `nohz_balance_exit_idle`, `set_cpu_sd_state_idle`, `set_cpu_sd_state_busy`).
+//!
 //! Both paths run on the CPU they act for: enter from the idle loop once the tick is stopped,
 //! exit from that CPU's first busy tick (or hotplug). The mask bit is set with a relaxed RMW
 //! followed by the O1/O2 fence, so an ILB pass that cleared `has_blocked_load` /

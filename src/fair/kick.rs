@@ -1,6 +1,8 @@
 //! The busy side: the scheduler tick's balance trigger, `nohz_balancer_kick`'s decision tree,
 //! `kick_ilb`, `find_new_ilb`, and the csd that carries the kick (spec §5.1-§5.4).
 //!
+//! C source: `kernel/sched/fair.c` (`sched_balance_trigger`, `nohz_balancer_kick`, `check_cpu_capacity`, `kick_ilb`, `find_new_ilb`).
+//!
 //! Ownership of a CPU's csd follows its `nohz_flags`: the kicker whose `fetch_or` turns the
 //! kick bits from all-clear to any-set owns the csd and sends the IPI; later kickers' bits
 //! ride along. The handler frees the csd, then consumes every bit with one `fetch_andnot`, so

@@ -1,11 +1,16 @@
-//! fair.c's NOHZ idle load balancing: the `nohz` global, the machine that owns it, topology.
+//! fair.c's NOHZ idle load balancing: [`Fair`], the `nohz` global ([`Nohz`]), every CPU's
+//! [`Rq`], the per-LLC busy counts.
+//!
+//! C source: `kernel/sched/fair.c` (the `nohz` struct, `nohz_balance_enter_idle`,
+//! `nohz_balance_exit_idle`, `nohz_balancer_kick`, `kick_ilb`, `find_new_ilb`,
+//! `_nohz_idle_balance`, `nohz_newidle_balance`, `nohz_run_idle_balance`).
 //!
 //! # Design
 //!
-//! [`Machine`](crate::Machine) is the one owning context a kernel declares as a `static`: the `nohz` global
-//! ([`Nohz`]), every CPU's [`Rq`], the per-LLC busy counts, the housekeeping mask,
-//! `nr_cpu_ids` and the warning counters. Every NOHZ path is a method on it that takes the CPU
-//! it acts for and the [`Platform`] that answers questions and performs actions.
+//! [`Fair`] holds fair.c's NOHZ state; the [`Machine`](crate::Machine) owns it and calls its
+//! paths, each of which takes the CPU it acts for, the machine's [`Cpus`] (`nr_cpu_ids`, the
+//! active mask, the warning counters) and the platform that answers questions and performs
+//! actions.
 //!
 //! **Who writes what.**
 //! - `nohz.idle_cpus_mask`: each CPU sets its own bit in `nohz_balance_enter_idle` and clears it in
@@ -24,8 +29,9 @@
 //! `Relaxed` one whose staleness the kernel tolerates (O5, O6): consumers re-check
 //! `idle_cpu()`, and the worst case is a late or an extra kick.
 //!
-//! The paths live in `idle.rs` (enter/exit), `kick.rs` (the tick, the kick, ILB selection, the
-//! csd) and `balance.rs` (the softirq, the ILB pass, newidle).
+//! The paths live in `idle.rs` (enter/exit), `kick.rs` (the balance trigger, the kick, ILB
+//! selection), `balance.rs` (the softirq, the ILB pass, newidle) and `topology.rs` (the
+//! domain build's per-LLC state).
 
 mod balance;
 mod idle;

@@ -1,5 +1,7 @@
 //! `Rq`: the per-CPU runqueue fields NOHZ reads and writes, and `idle_cpu()`.
 //!
+//! C source: `kernel/sched/sched.h` (`struct rq`, `NOHZ_*_KICK`), `kernel/sched/core.c` (`idle_cpu`).
+//!
 //! # Design
 //!
 //! The kernel's `struct rq` is large; this is the part the NOHZ code touches (spec §4). The

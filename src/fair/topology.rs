@@ -1,6 +1,8 @@
 //! kernel/sched/topology.c's NOHZ part: the domain build's per-LLC state (`sd_llc`,
 //! `sd_llc_shared->nr_busy_cpus`, `nohz_idle`), published as RCU publishes new domains, and the
 //! `sched_asym_cpucapacity` key.
+//!
+//! C source: `kernel/sched/topology.c` (`build_sched_domains`, `partition_sched_domains`, `sd_llc`, `sd_llc_shared`, `sched_asym_cpucapacity`).
 
 use super::{Fair, TopologyError};
 use crate::cpu::{CpuId, NrCpuIds};

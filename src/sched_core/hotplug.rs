@@ -2,6 +2,8 @@
 //! dying CPU's `tick_cpu_dying` / `tick_sched_timer_dying` / cross-call flush (spec §5.3,
 //! §5.6, §7).
 //!
+//! C source: `kernel/sched/core.c` (`sched_cpu_deactivate`, `sched_cpu_activate`), `kernel/smp.c` (`smpcfd_dying_cpu`).
+//!
 //! # Design
 //!
 //! The crate owns `cpu_active_mask`, so it owns the order the kernel's correctness rests on:

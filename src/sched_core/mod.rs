@@ -2,6 +2,8 @@
 //! (`sched_tick`), the nohz kick's cross-call handler (`nohz_csd_func`, behind the csd entry
 //! point), and CPU hotplug's scheduler part ([`hotplug`]).
 //!
+//! C source: `kernel/sched/core.c` (`sched_tick`, `nohz_csd_func`), `kernel/smp.c` (the csd handler).
+//!
 //! # Design
 //!
 //! Ownership of a CPU's csd follows its `nohz_flags` (spec §5.3, §5.4): the kicker whose

@@ -1,5 +1,7 @@
 //! tick-sched: the per-CPU tickless-idle state machine (`struct tick_sched`), with seed 001.
 //!
+//! C source: `kernel/time/tick-sched.c`, `kernel/time/tick-sched.h` (`struct tick_sched`, `tick_nohz_idle_stop_tick`, `tick_nohz_stop_tick`, `tick_nohz_next_event`, `can_stop_idle_tick`, `tick_sched_timer`, `tick_cpu_dying`, ...).
+//!
 //! # Design
 //!
 //! Each CPU's [`TickSched`] is written only by that CPU with interrupts off, as in the kernel

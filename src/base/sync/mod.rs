@@ -4,6 +4,8 @@
 //! does nothing else, as tokio's `loom` shim does; loom atomics cannot be built in `const`
 //! context, so the constructor macros that hide that difference live here too.
 //!
+//! C source: the kernel's barriers and atomics (`smp_mb`, `smp_mb__after_atomic`, `READ_ONCE`, `atomic_fetch_or`), as Rust atomics.
+//!
 //! Relaxed operations are written inline as `Ordering::Relaxed`: they promise nothing, so there
 //! is nothing to name. Every *stronger* ordering and every fence is taken from a named [`Site`]
 //! (module `site`, re-exported here): its docs, the list [`SITES`] and the mutation hook. The
