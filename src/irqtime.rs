@@ -69,35 +69,18 @@ impl IrqTime {
         }
     }
 
-    /// `irq_time_read(cpu)`: all irq and softirq time so far (ns).
-    #[doc(alias = "irq_time_read")]
-    #[inline]
-    pub fn total(&self) -> u64 {
-        self.total.load(Relaxed)
-    }
-
-    /// `kcpustat.cpustat[CPUTIME_IRQ]` from irqtime (ns).
-    #[inline]
-    pub fn hardirq(&self) -> u64 {
-        self.hardirq.load(Relaxed)
-    }
-
-    /// `kcpustat.cpustat[CPUTIME_SOFTIRQ]` from irqtime (ns).
-    #[inline]
-    pub fn softirq(&self) -> u64 {
-        self.softirq.load(Relaxed)
-    }
-
-    /// `irqtime->tick_delta`: irq time not yet folded into tick accounting (ns).
-    #[inline]
-    pub fn tick_delta(&self) -> u64 {
-        self.tick_delta.load(Relaxed)
-    }
-
-    /// When the current accounting period started (`irq_start_time`).
-    #[inline]
-    pub fn irq_start_time(&self) -> u64 {
-        self.irq_start_time.load(Relaxed)
+    crate::base::accessors::relaxed_accessors! {
+        /// `irq_time_read(cpu)`: all irq and softirq time so far (ns).
+        #[doc(alias = "irq_time_read")]
+        pub total: u64 = total;
+        /// `kcpustat.cpustat[CPUTIME_IRQ]` from irqtime (ns).
+        pub hardirq: u64 = hardirq;
+        /// `kcpustat.cpustat[CPUTIME_SOFTIRQ]` from irqtime (ns).
+        pub softirq: u64 = softirq;
+        /// `irqtime->tick_delta`: irq time not yet folded into tick accounting (ns).
+        pub tick_delta: u64 = tick_delta;
+        /// When the current accounting period started (`irq_start_time`).
+        pub irq_start_time: u64 = irq_start_time;
     }
 
     // Owner-only: a load and a store, as the kernel's per-CPU `+=`.

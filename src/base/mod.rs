@@ -3,6 +3,7 @@
 //! ([`static_key`]), counted warnings ([`warn`]) and the one source of atomics, fences and
 //! named ordering sites ([`sync`]). They import nothing from the rooms above them.
 
+pub(crate) mod accessors;
 pub mod cpu;
 pub mod cpumask;
 pub mod cpus;

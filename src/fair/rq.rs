@@ -104,6 +104,18 @@ bitflags::bitflags! {
     }
 }
 
+impl crate::base::accessors::Relaxed for NohzFlags {
+    type Raw = u32;
+    #[inline(always)]
+    fn from_raw(raw: u32) -> Self {
+        NohzFlags::from_bits_retain(raw)
+    }
+    #[inline(always)]
+    fn into_raw(self) -> u32 {
+        self.bits()
+    }
+}
+
 impl NohzFlags {
     /// `NOHZ_KICK_MASK`: the bits whose transition from all-clear to any-set makes the kicker
     /// the owner of the target's csd (NEWILB is not among them).
@@ -320,88 +332,26 @@ impl Rq {
 
     // ---- the scheduler's fields, kept current by the kernel ----
 
-    /// `rq->nr_running`.
-    #[inline]
-    pub fn nr_running(&self) -> u32 {
-        self.hot.nr_running.load(Relaxed)
-    }
-    /// Sets `rq->nr_running`.
-    #[inline]
-    pub fn set_nr_running(&self, n: u32) {
-        self.hot.nr_running.store(n, Relaxed);
-    }
-    /// `rq->ttwu_pending`.
-    #[inline]
-    pub fn ttwu_pending(&self) -> bool {
-        self.hot.ttwu_pending.load(Relaxed)
-    }
-    /// Sets `rq->ttwu_pending`.
-    #[inline]
-    pub fn set_ttwu_pending(&self, pending: bool) {
-        self.hot.ttwu_pending.store(pending, Relaxed);
-    }
-    /// Whether the idle task is current (`rq->curr == rq->idle`).
-    #[inline]
-    pub fn curr_is_idle(&self) -> bool {
-        self.hot.curr_is_idle.load(Relaxed)
-    }
-    /// Sets whether the idle task is current.
-    #[inline]
-    pub fn set_curr_is_idle(&self, idle: bool) {
-        self.hot.curr_is_idle.store(idle, Relaxed);
-    }
-    /// `rq->cfs.h_nr_runnable`.
-    #[inline]
-    pub fn h_nr_runnable(&self) -> u32 {
-        self.hot.h_nr_runnable.load(Relaxed)
-    }
-    /// Sets `rq->cfs.h_nr_runnable`.
-    #[inline]
-    pub fn set_h_nr_runnable(&self, n: u32) {
-        self.hot.h_nr_runnable.store(n, Relaxed);
-    }
-    /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
-    #[inline]
-    pub fn cpu_capacity(&self) -> u64 {
-        self.hot.cpu_capacity.load(Relaxed)
-    }
-    /// Sets `rq->cpu_capacity`.
-    #[inline]
-    pub fn set_cpu_capacity(&self, capacity: u64) {
-        self.hot.cpu_capacity.store(capacity, Relaxed);
-    }
-    /// `rq->misfit_task_load`: nonzero when the current task does not fit this CPU.
-    #[inline]
-    pub fn misfit_task_load(&self) -> u64 {
-        self.hot.misfit_task_load.load(Relaxed)
-    }
-    /// Sets `rq->misfit_task_load`.
-    #[inline]
-    pub fn set_misfit_task_load(&self, load: u64) {
-        self.hot.misfit_task_load.store(load, Relaxed);
-    }
-    /// `rq->avg_idle` in nanoseconds: how long this CPU is expected to stay idle. 0 in a
-    /// fresh `Rq`; [`Machine::init`](crate::Machine::init) starts it at
-    /// `2 * SCHED_MIGRATION_COST_NS`, as `sched_init` does, and the embedding updates it as the
-    /// scheduler measures idle periods.
-    #[inline]
-    pub fn avg_idle(&self) -> u64 {
-        self.nohz.avg_idle.load(Relaxed)
-    }
-    /// Sets `rq->avg_idle`.
-    #[inline]
-    pub fn set_avg_idle(&self, ns: u64) {
-        self.nohz.avg_idle.store(ns, Relaxed);
-    }
-    /// `rq->next_balance`: this runqueue's next periodic balance.
-    #[inline]
-    pub fn next_balance(&self) -> Jiffies {
-        Jiffies::new(self.nohz.next_balance.load(Relaxed))
-    }
-    /// Sets `rq->next_balance` (the crate does it after each balance pass it runs).
-    #[inline]
-    pub fn set_next_balance(&self, at: Jiffies) {
-        self.nohz.next_balance.store(at.get(), Relaxed);
+    crate::base::accessors::relaxed_accessors! {
+        /// `rq->nr_running`.
+        pub nr_running: u32 = hot.nr_running; => pub set_nr_running;
+        /// `rq->ttwu_pending`.
+        pub ttwu_pending: bool = hot.ttwu_pending; => pub set_ttwu_pending;
+        /// Whether the idle task is current (`rq->curr == rq->idle`).
+        pub curr_is_idle: bool = hot.curr_is_idle; => pub set_curr_is_idle;
+        /// `rq->cfs.h_nr_runnable`.
+        pub h_nr_runnable: u32 = hot.h_nr_runnable; => pub set_h_nr_runnable;
+        /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
+        pub cpu_capacity: u64 = hot.cpu_capacity; => pub set_cpu_capacity;
+        /// `rq->misfit_task_load`: nonzero when the current task does not fit this CPU.
+        pub misfit_task_load: u64 = hot.misfit_task_load; => pub set_misfit_task_load;
+        /// `rq->avg_idle` in nanoseconds: how long this CPU is expected to stay idle. 0 in a
+        /// fresh `Rq`; [`Machine::init`](crate::Machine::init) starts it at
+        /// `2 * SCHED_MIGRATION_COST_NS`, as `sched_init` does, and the embedding updates it as
+        /// the scheduler measures idle periods.
+        pub avg_idle: u64 = nohz.avg_idle; => pub set_avg_idle;
+        /// `rq->next_balance`: this runqueue's next periodic balance.
+        pub next_balance: Jiffies = nohz.next_balance; => pub set_next_balance;
     }
 
     // ---- NOHZ fields, owned by the crate; readable for tests and reports ----
@@ -411,14 +361,19 @@ impl Rq {
     pub fn nohz_flags(&self) -> &AtomicNohzFlags {
         &self.kick.nohz_flags
     }
-    /// `rq->nohz_tick_stopped`: this CPU is registered in `nohz.idle_cpus_mask`.
-    #[inline]
-    pub fn nohz_tick_stopped(&self) -> bool {
-        self.nohz.nohz_tick_stopped.load(Relaxed)
-    }
-    #[inline]
-    pub(crate) fn set_nohz_tick_stopped(&self, stopped: bool) {
-        self.nohz.nohz_tick_stopped.store(stopped, Relaxed);
+    crate::base::accessors::relaxed_accessors! {
+        /// `rq->nohz_tick_stopped`: this CPU is registered in `nohz.idle_cpus_mask`.
+        pub nohz_tick_stopped: bool = nohz.nohz_tick_stopped; => pub(crate) set_nohz_tick_stopped;
+        /// `rq->last_blocked_load_update_tick`.
+        pub last_blocked_load_update_tick: Jiffies = nohz.last_blocked_load_update_tick; => pub(crate) set_last_blocked_load_update_tick;
+        /// `rq->idle_balance`: the `idle_cpu()` snapshot taken by the tick or the csd handler.
+        pub idle_balance: bool = nohz.idle_balance; => pub(crate) set_idle_balance;
+        /// `rq->nohz_idle_balance`: the flags handed from the csd handler to the softirq.
+        pub nohz_idle_balance: NohzFlags = nohz.nohz_idle_balance; => pub(crate) set_nohz_idle_balance;
+        /// Whether the csd is queued or its handler not yet started (`CSD_FLAG_LOCK`).
+        pub csd_busy: bool = kick.csd_busy;
+        /// Whether this CPU has a base scheduling domain (`rq->sd != NULL`).
+        pub has_sched_domain: bool = nohz.has_domain;
     }
     /// `rq->has_blocked_load`: this runqueue may have blocked load left to decay (some set
     /// is not yet covered by a decay that found nothing left).
@@ -483,40 +438,6 @@ impl Rq {
         self.nohz.blocked_load_decayed.store(now, Relaxed);
     }
 
-    /// `rq->last_blocked_load_update_tick`.
-    #[inline]
-    pub fn last_blocked_load_update_tick(&self) -> Jiffies {
-        Jiffies::new(self.nohz.last_blocked_load_update_tick.load(Relaxed))
-    }
-    #[inline]
-    pub(crate) fn set_last_blocked_load_update_tick(&self, at: Jiffies) {
-        self.nohz
-            .last_blocked_load_update_tick
-            .store(at.get(), Relaxed);
-    }
-    /// `rq->idle_balance`: the `idle_cpu()` snapshot taken by the tick or the csd handler.
-    #[inline]
-    pub fn idle_balance(&self) -> bool {
-        self.nohz.idle_balance.load(Relaxed)
-    }
-    #[inline]
-    pub(crate) fn set_idle_balance(&self, idle: bool) {
-        self.nohz.idle_balance.store(idle, Relaxed);
-    }
-    /// `rq->nohz_idle_balance`: the flags handed from the csd handler to the softirq.
-    #[inline]
-    pub fn nohz_idle_balance(&self) -> NohzFlags {
-        NohzFlags::from_bits_retain(self.nohz.nohz_idle_balance.load(Relaxed))
-    }
-    #[inline]
-    pub(crate) fn set_nohz_idle_balance(&self, flags: NohzFlags) {
-        self.nohz.nohz_idle_balance.store(flags.bits(), Relaxed);
-    }
-    /// Whether the csd is queued or its handler not yet started (`CSD_FLAG_LOCK`).
-    #[inline]
-    pub fn csd_busy(&self) -> bool {
-        self.kick.csd_busy.load(Relaxed)
-    }
     /// `csd_lock`: true if this call took the csd (it was free). Relaxed: the owner reached
     /// here through the AcqRel `fetch_or` that read the handler's release of the bits, which
     /// the handler issued after freeing the csd (spec §6 O3).
@@ -528,11 +449,6 @@ impl Rq {
     #[inline]
     pub(crate) fn csd_unlock(&self) -> bool {
         self.kick.csd_busy.swap(false, Relaxed)
-    }
-    /// Whether this CPU has a base scheduling domain (`rq->sd != NULL`).
-    #[inline]
-    pub fn has_sched_domain(&self) -> bool {
-        self.nohz.has_domain.load(Relaxed)
     }
     /// This CPU's LLC view in domain generation slot `slot` (0 or 1).
     #[inline]

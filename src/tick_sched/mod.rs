@@ -80,18 +80,6 @@ pub struct TickSched {
     tick_dep_mask: AtomicU32,
 }
 
-macro_rules! getters {
-    ($($(#[$m:meta])* $name:ident: $ty:ty => $conv:expr;)*) => {
-        $(
-            $(#[$m])*
-            pub fn $name(&self) -> $ty {
-                let raw = self.$name.load(Relaxed);
-                $conv(raw)
-            }
-        )*
-    };
-}
-
 impl TickSched {
     crate::maybe_const_fn! {
         /// All zero: periodic tick, NO_HZ not yet active.
@@ -151,38 +139,38 @@ impl TickSched {
         counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
     }
 
-    getters! {
+    crate::base::accessors::relaxed_accessors! {
         /// `ts->last_jiffies`: jiffies when the next event was last computed.
-        last_jiffies: Jiffies => Jiffies::new;
+        pub last_jiffies: Jiffies = last_jiffies;
         /// `ts->idle_jiffies`: jiffies at the stop transition (tick-based idle accounting).
-        idle_jiffies: Jiffies => Jiffies::new;
+        pub idle_jiffies: Jiffies = idle_jiffies;
         /// `ts->idle_calls`: idle-loop stop attempts that got past the "can stop" checks.
-        idle_calls: u64 => core::convert::identity;
+        pub idle_calls: u64 = idle_calls;
         /// `ts->idle_sleeps`: attempts that went to the stop path (counted even when the timer
         /// base kept the tick running).
-        idle_sleeps: u64 => core::convert::identity;
+        pub idle_sleeps: u64 = idle_sleeps;
         /// `ts->idle_expires`: the expiry of the last stop attempt.
-        idle_expires: u64 => core::convert::identity;
+        pub idle_expires: u64 = idle_expires;
         /// `ts->timer_expires`: the last computed next event (0: keep ticking).
-        timer_expires: u64 => core::convert::identity;
+        pub timer_expires: u64 = timer_expires;
         /// `ts->timer_expires_base`: nonzero while a next-event computation is cached.
-        timer_expires_base: u64 => core::convert::identity;
+        pub timer_expires_base: u64 = timer_expires_base;
         /// `ts->next_timer`: the next timer expiry seen.
-        next_timer: u64 => core::convert::identity;
+        pub next_timer: u64 = next_timer;
         /// `ts->next_tick`: the expiry the stopped tick is programmed for (0: none).
-        next_tick: u64 => core::convert::identity;
+        pub next_tick: u64 = next_tick;
         /// `ts->last_tick`: the periodic tick's expiry saved at the first stop.
-        last_tick: u64 => core::convert::identity;
+        pub last_tick: u64 = last_tick;
         /// `ts->idle_entrytime`.
-        idle_entrytime: u64 => core::convert::identity;
+        pub idle_entrytime: u64 = idle_entrytime;
         /// `ts->idle_waketime`.
-        idle_waketime: u64 => core::convert::identity;
+        pub idle_waketime: u64 = idle_waketime;
         /// `ts->idle_exittime`.
-        idle_exittime: u64 => core::convert::identity;
+        pub idle_exittime: u64 = idle_exittime;
         /// `ts->idle_sleeptime`: idle time accumulated, not counting iowait.
-        idle_sleeptime: u64 => core::convert::identity;
+        pub idle_sleeptime: u64 = idle_sleeptime;
         /// `ts->iowait_sleeptime`: idle time accumulated while tasks waited on I/O.
-        iowait_sleeptime: u64 => core::convert::identity;
+        pub iowait_sleeptime: u64 = iowait_sleeptime;
     }
 
     /// `tick_sched_timer_dying`'s reset: every field back to [`TickSched::new`]'s zero but
