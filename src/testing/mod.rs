@@ -1,5 +1,7 @@
 //! Host implementations of the platform traits, for tests, loom models, the harness and
-//! benches (feature `testing`; uses `std`, so a kernel never enables it).
+//! benches (feature `testing`; uses `std`, so a kernel never enables it), and the shared test
+//! rig built on them: [`World`] (a machine and its platform) and
+//! [`for_each_policy!`](crate::for_each_policy) (one test per policy).
 //!
 //! # Design
 //!
@@ -11,8 +13,15 @@
 //! The state is built from `crate::sync` atomics, so inside a loom model the platform's racy
 //! fields are explored like the crate's own. The event log is a `std` mutex held only for a
 //! `Vec` push (no loom operation inside), so it never blocks a loom thread.
+//!
+//! [`World`] (`world.rs`) is the one rig the kernel-path tests, the property tests and the
+//! loom models build their machines with; its design notes are on the type.
 
 extern crate std;
+
+mod world;
+
+pub use world::{CPUS, START_JIFFIES, World, set_busy, set_idle};
 
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::jiffies::{Jiffies, JiffiesCell};
