@@ -2,9 +2,9 @@
 //! nothing left. A set that the target CPU makes while the ILB is decaying it (it ran a task
 //! and went idle again) must survive the clear, and a later STATS pass must decay it again.
 
-use crate::{World, both};
 use nohz::IlbPass;
-use nohz::testing::Event;
+use nohz::for_each_policy;
+use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -41,7 +41,7 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     }
     w.p.take_events();
     assert_eq!(
-        w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &*w.p),
         IlbPass::Completed
     );
     assert_eq!(decayed(&w), [1]);
@@ -54,7 +54,7 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     // The next pass, a jiffy on, decays CPU 1 again, and now finds nothing left.
     w.advance(1);
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &*w.p);
     assert_eq!(
         decayed(&w),
         [1],
@@ -64,4 +64,4 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     assert_eq!(decays.load(Relaxed), 2);
 }
 
-both!(a_set_made_while_the_ilb_decays_survives_the_clear);
+for_each_policy!(a_set_made_while_the_ilb_decays_survives_the_clear);
