@@ -256,6 +256,18 @@ impl<P: Policy, const N: usize, const W: usize> World<P, N, W> {
         self.p.events()
     }
 
+    /// The runqueues whose blocked load was decayed so far (`update_blocked_averages`), as CPU
+    /// indices in order.
+    pub fn decayed(&self) -> Vec<usize> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::BlockedAverages { cpu, .. } => Some(cpu.index()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Warnings counted so far, on every CPU and outside them.
     pub fn warnings(&self) -> u64 {
         self.m.warnings().total(self.m.nr_cpu_ids())

@@ -204,18 +204,17 @@ for_each_policy!(
 #[test]
 fn init_refuses_bad_input_and_a_second_call() {
     use nohz::InitError;
-    use nohz::testing::HostPlatform;
     use nohz::{CpuError, Jiffies, NrCpuIds, Patched};
-    let p = HostPlatform::<8>::new(NrCpuIds::full(), Jiffies::new(0));
-    let m = <nohz::machine!(Patched, 8)>::new();
+    let w = World::<Patched>::unbooted(8, Jiffies::new(0));
+    let (m, p) = (&*w.m, &*w.p);
     assert!(matches!(
-        m.init(9, 0, &p),
+        m.init(9, 0, p),
         Err(InitError::Cpus(CpuError::TooManyCpus { .. }))
     ));
-    assert!(m.init(0, 0, &p).is_err());
+    assert!(m.init(0, 0, p).is_err());
     assert!(
         matches!(
-            m.init(8, 8, &p),
+            m.init(8, 8, p),
             Err(InitError::Cpus(CpuError::OutOfRange {
                 index: 8,
                 nr_cpu_ids: 8
@@ -225,17 +224,17 @@ fn init_refuses_bad_input_and_a_second_call() {
     );
     let nr = NrCpuIds::<8>::full();
     p.set_llc(nr.cpu(2).unwrap(), Some(nr.cpu(5).unwrap()));
-    assert!(matches!(m.init(8, 0, &p), Err(InitError::Topology(_))));
+    assert!(matches!(m.init(8, 0, p), Err(InitError::Topology(_))));
     assert_eq!(m.nr_cpu_ids().get(), 0, "refused inits change nothing");
     p.set_llc(nr.cpu(2).unwrap(), Some(nr.cpu(0).unwrap()));
-    assert_eq!(m.init(8, 5, &p).unwrap().get(), 8);
+    assert_eq!(m.init(8, 5, p).unwrap().get(), 8);
     assert_eq!(
         m.tick_do_timer_cpu().map(|c| c.index()),
         Some(5),
         "the boot CPU the caller named keeps time"
     );
     assert!(matches!(
-        m.init(8, 0, &p),
+        m.init(8, 0, p),
         Err(InitError::Cpus(CpuError::AlreadyInitialised {
             nr_cpu_ids: 8
         }))

@@ -9,16 +9,6 @@ const S: NohzFlags = NohzFlags::STATS;
 const B: NohzFlags = NohzFlags::BALANCE;
 const X: NohzFlags = NohzFlags::NEXT;
 
-fn decayed<P: Policy>(w: &World<P>) -> Vec<usize> {
-    w.events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::BlockedAverages { cpu, .. } => Some(cpu.index()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn stats_pass_scans_from_the_next_cpu_and_rearms<P: Policy>() {
     let w = World::<P>::new(6);
     for i in [0, 1, 3, 4] {
@@ -31,7 +21,7 @@ fn stats_pass_scans_from_the_next_cpu_and_rearms<P: Policy>() {
         w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p),
         IlbPass::Completed
     );
-    assert_eq!(decayed(&w), [4, 0, 1, 3], "after 3, wrapping, itself last");
+    assert_eq!(w.decayed(), [4, 0, 1, 3], "after 3, wrapping, itself last");
     assert!(w.m.rq(w.cpu(4)).has_blocked_load());
     assert!(!w.m.rq(w.cpu(1)).has_blocked_load());
     assert_eq!(w.m.rq(w.cpu(1)).last_blocked_load_update_tick(), w.now());
@@ -52,16 +42,16 @@ fn stats_skips_fresh_unregistered_and_unloaded_cpus<P: Policy>() {
     // Same jiffy as init's stamp: "updated this jiffy", retry later.
     w.p.take_events();
     w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
-    assert!(decayed(&w).is_empty());
+    assert!(w.decayed().is_empty());
     assert!(w.m.nohz().has_blocked_load(), "retry later");
     w.advance(1);
     w.p.take_events();
     w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
-    assert_eq!(decayed(&w), [1, 2, 3]);
+    assert_eq!(w.decayed(), [1, 2, 3]);
     w.advance(1);
     w.p.take_events();
     w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
-    assert!(decayed(&w).is_empty(), "nothing blocked any more");
+    assert!(w.decayed().is_empty(), "nothing blocked any more");
     assert!(!w.m.nohz().has_blocked_load());
 }
 
@@ -73,7 +63,7 @@ fn busy_cpus_in_the_mask_are_skipped<P: Policy>() {
     w.busy(1, 1); // woke, tick not yet run: still in the mask
     w.p.take_events();
     w.m.nohz_idle_balance_pass(w.cpu(2), S | B | X, &*w.p);
-    assert_eq!(decayed(&w), [2]);
+    assert_eq!(w.decayed(), [2]);
     assert!(
         !w.events()
             .iter()
@@ -115,7 +105,7 @@ fn next_alone_recomputes_next_balance<P: Policy>() {
     w.m.nohz_idle_balance_pass(w.cpu(2), X, &*w.p);
     assert!(!w.m.nohz().needs_update());
     assert_eq!(w.m.nohz().next_balance(), w.now().add(9));
-    assert!(decayed(&w).is_empty());
+    assert!(w.decayed().is_empty());
     assert!(
         !w.events()
             .iter()
@@ -142,7 +132,7 @@ fn abort_rearms_and_keeps_the_deadlines<P: Policy>() {
         w.m.nohz_idle_balance_pass(w.cpu(3), S | X, &*w.p),
         IlbPass::Aborted
     );
-    assert!(decayed(&w).is_empty());
+    assert!(w.decayed().is_empty());
     assert!(
         w.m.nohz().has_blocked_load() && w.m.nohz().needs_update(),
         "re-armed"

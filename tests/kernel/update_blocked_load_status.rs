@@ -4,20 +4,10 @@
 
 use nohz::IlbPass;
 use nohz::for_each_policy;
-use nohz::testing::{Event, World};
+use nohz::testing::World;
 use nohz::{NohzFlags, Policy};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-fn decayed<P: Policy>(w: &World<P>) -> Vec<usize> {
-    w.events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::BlockedAverages { cpu, .. } => Some(cpu.index()),
-            _ => None,
-        })
-        .collect()
-}
 
 fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     let w = Arc::new(World::<P>::new(4));
@@ -44,7 +34,7 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
         w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &*w.p),
         IlbPass::Completed
     );
-    assert_eq!(decayed(&w), [1]);
+    assert_eq!(w.decayed(), [1]);
     assert!(
         w.m.rq(w.cpu(1)).has_blocked_load(),
         "the set CPU 1 made during the decay was erased by the clear"
@@ -56,7 +46,7 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     w.p.take_events();
     w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &*w.p);
     assert_eq!(
-        decayed(&w),
+        w.decayed(),
         [1],
         "a later STATS pass must decay CPU 1 again"
     );
