@@ -57,8 +57,9 @@ pub fn set_idle(rq: &Rq) {
     rq.set_h_nr_runnable(0);
 }
 
-/// A machine of capacity `N` CPUs (`W` mask words: [`mask_words(N)`](crate::mask_words), 1 up
-/// to 64 CPUs) under policy `P`, and the recording host platform it runs on.
+/// A machine of capacity `N` CPUs (`W` mask words, at least [`mask_words(N)`](crate::mask_words):
+/// the machine does not build with fewer; the default 1 covers up to 64 CPUs) under policy `P`,
+/// and the recording host platform it runs on.
 ///
 /// Constructors, from bare to fully booted:
 ///
@@ -112,7 +113,8 @@ impl<P: Policy, const N: usize, const W: usize> World<P, N, W> {
     ///
     /// # Panics
     ///
-    /// As [`unbooted`](Self::unbooted).
+    /// As [`unbooted`](Self::unbooted), and if `init` refuses the platform's topology (a fresh
+    /// platform's never is: it is one LLC led by CPU 0).
     pub fn booted(nr: usize, start: Jiffies) -> Self {
         let w = Self::unbooted(nr, start);
         w.m.init(nr, 0, &*w.p)
