@@ -1,8 +1,8 @@
 //! `do_idle` and `cpuidle_idle_call`: the order of the idle loop.
 
-use crate::{World, both};
 use nohz::IdleExit;
-use nohz::testing::{Event, Governor, START_NS};
+use nohz::for_each_policy;
+use nohz::testing::{Event, Governor, START_NS, World};
 use nohz::{NohzFlags, Policy, TsFlags};
 
 const TICK: u64 = 1_000_000;
@@ -30,11 +30,11 @@ fn newilb_pass_first_then_stop_idle_and_exit<P: Policy>() {
     w.advance(1);
     let c3 = w.cpu(3);
     w.m.rq(c3).set_avg_idle(u64::MAX);
-    w.m.sched_balance_newidle(c3, &w.p);
+    w.m.sched_balance_newidle(c3, &*w.p);
     w.idle(3);
     w.p.set_next_timer(c3, START_NS + 20 * TICK);
     w.p.take_events();
-    assert_eq!(w.m.do_idle(c3, &w.p), IdleExit::Resched);
+    assert_eq!(w.m.do_idle(c3, &*w.p), IdleExit::Resched);
     assert_eq!(
         kinds(&w),
         ["decay", "rq-clock", "program", "idle", "program"],
@@ -54,7 +54,7 @@ fn a_governor_that_keeps_the_tick_retains_it<P: Policy>() {
     w.p.set_governor(Governor::RetainTick);
     w.idle(2);
     w.p.set_next_timer(w.cpu(2), START_NS + 20 * TICK);
-    w.m.do_idle(w.cpu(2), &w.p);
+    w.m.do_idle(w.cpu(2), &*w.p);
     assert_eq!(
         w.ts(2).idle_calls(),
         0,
@@ -68,11 +68,11 @@ fn an_already_stopped_tick_always_goes_through_the_stop_path<P: Policy>() {
     w.nohz_full(3);
     w.busy(3, 1);
     w.p.set_next_timer(w.cpu(3), START_NS + 20 * TICK);
-    w.m.tick_nohz_irq_exit(w.cpu(3), &w.p);
+    w.m.tick_nohz_irq_exit(w.cpu(3), &*w.p);
     assert!(w.ts(3).tick_stopped());
     w.idle(3);
     w.p.set_governor(Governor::RetainTick);
-    w.m.do_idle(w.cpu(3), &w.p);
+    w.m.do_idle(w.cpu(3), &*w.p);
     assert_eq!(w.ts(3).idle_calls(), 1);
     assert_eq!(w.mask().contains(&3), P::ENTER_IDLE_WHENEVER_STOPPED);
 }
@@ -82,11 +82,11 @@ fn the_poll_path_restarts_a_stopped_tick<P: Policy>() {
     w.nohz_full(3);
     w.busy(3, 1);
     w.p.set_next_timer(w.cpu(3), START_NS + 20 * TICK);
-    w.m.tick_nohz_irq_exit(w.cpu(3), &w.p);
+    w.m.tick_nohz_irq_exit(w.cpu(3), &*w.p);
     w.idle(3);
     w.p.set_idle_poll(true);
     w.p.take_events();
-    w.m.do_idle(w.cpu(3), &w.p);
+    w.m.do_idle(w.cpu(3), &*w.p);
     assert!(kinds(&w).contains(&"poll"));
     assert!(!kinds(&w).contains(&"idle"));
     assert!(w.mask().is_empty(), "polling never registers");
@@ -104,14 +104,14 @@ fn interrupts_inside_idle_keep_the_loop_going_until_a_reschedule<P: Policy>() {
             let Some(w) = w2.upgrade() else { return };
             // A device interrupt that wakes nothing, twice; the third wakes a task.
             let n = seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            w.m.tick_nohz_irq_enter(cpu, &w.p);
+            w.m.tick_nohz_irq_enter(cpu, &*w.p);
             if n == 2 {
                 w.p.set_need_resched(cpu, true);
             }
-            w.m.tick_nohz_irq_exit(cpu, &w.p);
+            w.m.tick_nohz_irq_exit(cpu, &*w.p);
         });
     }
-    w.m.do_idle(c2, &w.p);
+    w.m.do_idle(c2, &*w.p);
     assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), 3);
     let ts = w.ts(2);
     assert_eq!((ts.idle_calls(), ts.idle_sleeps()), (3, 3));
@@ -123,13 +123,13 @@ fn an_offline_cpu_is_reported_dead_without_stopping_the_tick<P: Policy>() {
     w.idle(2);
     w.p.set_online(w.cpu(2), false);
     w.p.take_events();
-    assert_eq!(w.m.do_idle(w.cpu(2), &w.p), IdleExit::CpuDead);
+    assert_eq!(w.m.do_idle(w.cpu(2), &*w.p), IdleExit::CpuDead);
     assert_eq!(kinds(&w), ["dead"]);
     assert!(!w.ts(2).tick_stopped());
     assert!(w.ts(2).flags().contains(TsFlags::INIDLE));
 }
 
-both!(
+for_each_policy!(
     newilb_pass_first_then_stop_idle_and_exit,
     a_governor_that_keeps_the_tick_retains_it,
     an_already_stopped_tick_always_goes_through_the_stop_path,

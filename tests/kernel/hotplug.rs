@@ -1,7 +1,7 @@
 //! CPU deactivation, the dying CPU's flush, and the domain rebuild (spec §5.3, §5.6).
 
-use crate::{World, both};
-use nohz::testing::Event;
+use nohz::for_each_policy;
+use nohz::testing::{Event, World};
 use nohz::{HotplugError, KickOutcome, TopologyError};
 use nohz::{NohzFlags, Policy};
 
@@ -9,7 +9,7 @@ fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() 
     let w = World::<P>::with_llcs(4, 4);
     w.enter(2);
     w.p.take_events();
-    w.m.sched_cpu_deactivate(w.cpu(2), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(2), &*w.p).unwrap();
     assert!(w.mask().is_empty());
     assert!(
         !w.m.cpu_active(w.cpu(2)),
@@ -24,13 +24,13 @@ fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() 
     w.enter(2);
     assert!(w.mask().is_empty());
     assert_eq!(
-        w.m.sched_cpu_deactivate(w.cpu(2), &w.p),
+        w.m.sched_cpu_deactivate(w.cpu(2), &*w.p),
         Err(HotplugError::NotActive { cpu: 2 })
     );
     // Back: active, in its LLC again (counted busy), and it registers when it idles.
-    w.m.sched_cpu_activate(w.cpu(2), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(2), &*w.p).unwrap();
     assert_eq!(
-        w.m.sched_cpu_activate(w.cpu(2), &w.p),
+        w.m.sched_cpu_activate(w.cpu(2), &*w.p),
         Err(HotplugError::AlreadyActive { cpu: 2 })
     );
     assert_eq!(w.busy_count(0), 4);
@@ -48,21 +48,21 @@ fn refusals_change_nothing<P: Policy>() {
     w.m.set_tick_do_timer_cpu(Some(w.cpu(1)));
     w.p.take_events();
     assert_eq!(
-        w.m.sched_cpu_deactivate(w.cpu(1), &w.p),
+        w.m.sched_cpu_deactivate(w.cpu(1), &*w.p),
         Err(HotplugError::NohzFullTimekeeper { cpu: 1 })
     );
     assert!(w.m.cpu_active(w.cpu(1)) && w.mask() == [1] && w.events().is_empty());
     // Without NO_HZ_FULL CPUs the timekeeper may go; the last active CPU may not.
     w.m.nohz_full().clear(w.cpu(0));
-    w.m.sched_cpu_deactivate(w.cpu(1), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(1), &*w.p).unwrap();
     assert_eq!(
-        w.m.sched_cpu_deactivate(w.cpu(0), &w.p),
+        w.m.sched_cpu_deactivate(w.cpu(0), &*w.p),
         Err(HotplugError::LastActiveCpu { cpu: 0 })
     );
     assert!(w.m.cpu_active(w.cpu(0)));
     // A CPU dies only after its deactivation.
     assert_eq!(
-        w.m.cpu_dying(w.cpu(0), &w.p),
+        w.m.cpu_dying(w.cpu(0), &*w.p),
         Err(HotplugError::StillActive { cpu: 0 })
     );
 }
@@ -72,8 +72,8 @@ fn deactivation_refused_later_rolls_back<P: Policy>() {
     let w = World::<P>::with_llcs(4, 4);
     w.enter(3);
     w.busy(3, 1);
-    w.m.sched_cpu_deactivate(w.cpu(3), &w.p).unwrap();
-    w.m.sched_cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(3), &*w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(3), &*w.p).unwrap();
     assert!(w.m.cpu_active(w.cpu(3)) && w.m.rq(w.cpu(3)).has_sched_domain());
     assert_eq!(w.busy_count(0), 4, "counted busy in the rebuilt LLC");
     w.enter(3);
@@ -85,29 +85,29 @@ fn dying_cpu_runs_its_queued_kick_so_nothing_is_stuck<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(3);
     assert_eq!(
-        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &*w.p),
         KickOutcome::Sent(w.cpu(3))
     );
     // CPU 3 goes down before the IPI is handled.
-    w.m.sched_cpu_deactivate(w.cpu(3), &w.p).unwrap();
-    w.m.cpu_dying(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(3), &*w.p).unwrap();
+    w.m.cpu_dying(w.cpu(3), &*w.p).unwrap();
     let rq = w.m.rq(w.cpu(3));
     assert!(!rq.csd_busy());
     assert_eq!(rq.nohz_flags().load(), NohzFlags::empty());
     // Back online and idle again: the first kick owns the csd and sends.
     w.m.tick_nohz_activate(w.cpu(3), true);
-    w.m.sched_cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(3), &*w.p).unwrap();
     w.enter(3);
     assert_eq!(
-        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &*w.p),
         KickOutcome::Sent(w.cpu(3))
     );
     assert_eq!(w.warnings(), 0);
     // With nothing queued, the flush does nothing but the tick's teardown.
-    w.m.nohz_csd_ipi(w.cpu(3), &w.p);
-    w.m.sched_cpu_deactivate(w.cpu(3), &w.p).unwrap();
+    w.m.nohz_csd_ipi(w.cpu(3), &*w.p);
+    w.m.sched_cpu_deactivate(w.cpu(3), &*w.p).unwrap();
     w.p.take_events();
-    w.m.cpu_dying(w.cpu(3), &w.p).unwrap();
+    w.m.cpu_dying(w.cpu(3), &*w.p).unwrap();
     assert_eq!(w.events(), [Event::CancelTick { cpu: w.cpu(3) }]);
 }
 
@@ -129,7 +129,7 @@ fn rebuild_resets_busy_counts_and_idle_cpus_are_not_counted_twice<P: Policy>() {
     w.tick(1);
     assert_eq!(w.busy_count(0), 2);
     // CPU 3 re-enters idle while registered: idempotent path, not counted idle again.
-    w.m.nohz_balance_enter_idle(w.cpu(3), &w.p);
+    w.m.nohz_balance_enter_idle(w.cpu(3), &*w.p);
     assert_eq!(w.busy_count(2), 2);
 }
 
@@ -181,17 +181,17 @@ fn inconsistent_topology_is_refused_and_changes_nothing<P: Policy>() {
     let w = World::<P>::with_llcs(4, 2);
     w.p.set_llc(w.cpu(1), Some(w.cpu(3)));
     assert_eq!(
-        w.m.rebuild_sched_domains(&w.p),
+        w.m.rebuild_sched_domains(&*w.p),
         Err(TopologyError::BadLlcLeader { cpu: 1, leader: 3 })
     );
     w.p.set_llc(w.cpu(1), Some(w.cpu(0)));
     w.p.set_llc(w.cpu(0), Some(w.cpu(1)));
-    assert!(w.m.rebuild_sched_domains(&w.p).is_err());
+    assert!(w.m.rebuild_sched_domains(&*w.p).is_err());
     assert_eq!(w.m.llc_leader(w.cpu(1)), Some(0), "old topology kept");
     assert_eq!(w.busy_count(1), 2);
 }
 
-both!(
+for_each_policy!(
     deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers,
     refusals_change_nothing,
     deactivation_refused_later_rolls_back,
@@ -204,18 +204,17 @@ both!(
 #[test]
 fn init_refuses_bad_input_and_a_second_call() {
     use nohz::InitError;
-    use nohz::testing::HostPlatform;
     use nohz::{CpuError, Jiffies, NrCpuIds, Patched};
-    let p = HostPlatform::<8>::new(NrCpuIds::full(), Jiffies::new(0));
-    let m = <nohz::machine!(Patched, 8)>::new();
+    let w = World::<Patched>::unbooted(8, Jiffies::new(0));
+    let (m, p) = (&*w.m, &*w.p);
     assert!(matches!(
-        m.init(9, 0, &p),
+        m.init(9, 0, p),
         Err(InitError::Cpus(CpuError::TooManyCpus { .. }))
     ));
-    assert!(m.init(0, 0, &p).is_err());
+    assert!(m.init(0, 0, p).is_err());
     assert!(
         matches!(
-            m.init(8, 8, &p),
+            m.init(8, 8, p),
             Err(InitError::Cpus(CpuError::OutOfRange {
                 index: 8,
                 nr_cpu_ids: 8
@@ -225,17 +224,17 @@ fn init_refuses_bad_input_and_a_second_call() {
     );
     let nr = NrCpuIds::<8>::full();
     p.set_llc(nr.cpu(2).unwrap(), Some(nr.cpu(5).unwrap()));
-    assert!(matches!(m.init(8, 0, &p), Err(InitError::Topology(_))));
+    assert!(matches!(m.init(8, 0, p), Err(InitError::Topology(_))));
     assert_eq!(m.nr_cpu_ids().get(), 0, "refused inits change nothing");
     p.set_llc(nr.cpu(2).unwrap(), Some(nr.cpu(0).unwrap()));
-    assert_eq!(m.init(8, 5, &p).unwrap().get(), 8);
+    assert_eq!(m.init(8, 5, p).unwrap().get(), 8);
     assert_eq!(
         m.tick_do_timer_cpu().map(|c| c.index()),
         Some(5),
         "the boot CPU the caller named keeps time"
     );
     assert!(matches!(
-        m.init(8, 0, &p),
+        m.init(8, 0, p),
         Err(InitError::Cpus(CpuError::AlreadyInitialised {
             nr_cpu_ids: 8
         }))
@@ -246,12 +245,7 @@ fn init_refuses_bad_input_and_a_second_call() {
 /// idle loop and stops its tick (the hotplug thread sleeps; the CPU has nothing else to run).
 /// Afterwards CPU 2 must be out of the idle mask for good and never be kicked.
 fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
-    use nohz::testing::HostPlatform;
-    use nohz::{Jiffies, NrCpuIds};
-    use std::sync::Arc;
-    let p = Arc::new(HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0)));
-    let m = Arc::new(<nohz::machine!(P, 4)>::new());
-    let nr = m.init(4, 0, &*p).unwrap();
+    let (m, p, nr) = World::<P, 4>::shared();
     let [c0, c2] = [0, 2].map(|i| nr.cpu(i).unwrap());
     // CPU 2 idled with its tick stopped; now its hotplug thread runs the deactivation.
     m.nohz_balance_enter_idle(c2, &*p);
@@ -281,7 +275,7 @@ fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
 }
 
 mod dying_cpu_idles {
-    crate::both!(the_dying_cpu_idles_during_the_grace_period);
+    nohz::for_each_policy!(the_dying_cpu_idles_during_the_grace_period);
     use super::the_dying_cpu_idles_during_the_grace_period;
 }
 
@@ -293,22 +287,22 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     let c1 = w.cpu(1);
     // CPU 1 idles through tick-sched: tick stopped, registered, idle time accumulating.
     w.idle(1);
-    w.m.tick_nohz_idle_enter(c1, &w.p);
-    w.m.tick_nohz_idle_stop_tick(c1, &w.p);
+    w.m.tick_nohz_idle_enter(c1, &*w.p);
+    w.m.tick_nohz_idle_stop_tick(c1, &*w.p);
     assert!(w.ts(1).tick_stopped() && w.mask() == [1]);
     assert_eq!(
-        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &*w.p),
         KickOutcome::Sent(c1)
     );
     // Its hotplug thread runs (the idle loop is left; the kick is not handled yet).
     w.p.advance_time_ns(3_000_000);
-    w.m.tick_nohz_idle_exit(c1, &w.p);
+    w.m.tick_nohz_idle_exit(c1, &*w.p);
     w.busy(1, 1);
-    w.m.sched_cpu_deactivate(c1, &w.p).unwrap();
+    w.m.sched_cpu_deactivate(c1, &*w.p).unwrap();
     // The thread sleeps, the CPU idles again: the tick stops, but it does not register.
     w.idle(1);
-    w.m.tick_nohz_idle_enter(c1, &w.p);
-    w.m.tick_nohz_idle_stop_tick(c1, &w.p);
+    w.m.tick_nohz_idle_enter(c1, &*w.p);
+    w.m.tick_nohz_idle_stop_tick(c1, &*w.p);
     let ts = w.ts(1);
     assert!(
         ts.flags()
@@ -324,7 +318,7 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     assert!(stats.0 >= 2 && stats.2 > 0);
     // It dies from there.
     w.p.take_events();
-    w.m.cpu_dying(c1, &w.p).unwrap();
+    w.m.cpu_dying(c1, &*w.p).unwrap();
     assert!(w.events().contains(&Event::CancelTick { cpu: c1 }));
     let rq = w.m.rq(c1);
     assert!(!rq.csd_busy() && rq.nohz_flags().load().is_empty());
@@ -349,7 +343,7 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     );
     // Up again: tick set up, then activated.
     w.m.tick_nohz_activate(c1, true);
-    w.m.sched_cpu_activate(c1, &w.p).unwrap();
+    w.m.sched_cpu_activate(c1, &*w.p).unwrap();
     w.busy(1, 1);
     let fresh = w.ts(3);
     assert_eq!(ts.flags(), fresh.flags(), "as CPU 3, which never idled");
@@ -362,16 +356,16 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
     );
     // And it works as one: it idles, registers, is kicked, and leaves on its first busy tick.
     w.idle(1);
-    w.m.tick_nohz_idle_enter(c1, &w.p);
-    w.m.tick_nohz_idle_stop_tick(c1, &w.p);
+    w.m.tick_nohz_idle_enter(c1, &*w.p);
+    w.m.tick_nohz_idle_stop_tick(c1, &*w.p);
     assert_eq!(w.mask(), [1]);
     assert_eq!(w.busy_count(1), 3);
     assert_eq!(
-        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &*w.p),
         KickOutcome::Sent(c1)
     );
-    w.m.nohz_csd_ipi(c1, &w.p);
-    w.m.tick_nohz_idle_exit(c1, &w.p);
+    w.m.nohz_csd_ipi(c1, &*w.p);
+    w.m.tick_nohz_idle_exit(c1, &*w.p);
     w.busy(1, 1);
     w.tick(1);
     assert!(w.mask().is_empty());
@@ -384,18 +378,18 @@ fn time_goes_on_when_the_timekeeper_dies<P: Policy>() {
     let w = World::<P>::new(4);
     w.m.set_tick_do_timer_cpu(Some(w.cpu(0)));
     w.busy(0, 1);
-    w.m.sched_cpu_deactivate(w.cpu(0), &w.p).unwrap();
-    w.m.cpu_dying(w.cpu(0), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(0), &*w.p).unwrap();
+    w.m.cpu_dying(w.cpu(0), &*w.p).unwrap();
     assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(1)));
     let before = w.now();
     w.p.set_time_ns(w.p.time_ns() + 5_000_000);
     w.busy(1, 1);
-    w.m.tick_sched_timer(w.cpu(1), &w.p);
+    w.m.tick_sched_timer(w.cpu(1), &*w.p);
     assert_eq!(w.now().since(before), 5, "CPU 1's tick caught jiffies up");
 }
 
 mod cycle {
-    crate::both!(
+    nohz::for_each_policy!(
         an_offline_online_cycle_leaves_a_freshly_booted_cpu,
         time_goes_on_when_the_timekeeper_dies
     );
@@ -410,7 +404,7 @@ fn the_llc_leader_goes_down_and_the_next_cpu_leads<P: Policy>() {
     let w = World::<P>::with_llcs(4, 4);
     w.m.set_tick_do_timer_cpu(Some(w.cpu(3)));
     w.busy(0, 1);
-    w.m.sched_cpu_deactivate(w.cpu(0), &w.p).unwrap();
+    w.m.sched_cpu_deactivate(w.cpu(0), &*w.p).unwrap();
     for c in 1..4 {
         assert_eq!(w.m.llc_leader(w.cpu(c)), Some(1), "CPU {c}");
     }
@@ -418,13 +412,13 @@ fn the_llc_leader_goes_down_and_the_next_cpu_leads<P: Policy>() {
     assert_eq!(w.busy_count(1), 3);
     w.enter(2);
     assert_eq!(w.busy_count(3), 2);
-    w.m.sched_cpu_activate(w.cpu(0), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(0), &*w.p).unwrap();
     assert_eq!(w.m.llc_leader(w.cpu(2)), Some(0));
     assert_eq!(w.busy_count(0), 4, "a fresh domain counts every CPU busy");
     assert_eq!(w.warnings(), 0);
 }
 
 mod llc_leader {
-    crate::both!(the_llc_leader_goes_down_and_the_next_cpu_leads);
+    nohz::for_each_policy!(the_llc_leader_goes_down_and_the_next_cpu_leads);
     use super::the_llc_leader_goes_down_and_the_next_cpu_leads;
 }

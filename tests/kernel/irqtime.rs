@@ -1,8 +1,8 @@
 //! irqtime and the `sched_clock_irqtime` key (seed 003).
 
-use crate::{World, both};
 use nohz::IrqContext;
-use nohz::testing::TestSleepable;
+use nohz::for_each_policy;
+use nohz::testing::{TestSleepable, World};
 use nohz::{Legacy, Patched, Policy};
 
 fn accounting_charges_the_context_that_ended<P: Policy>() {
@@ -68,7 +68,7 @@ fn the_two_disable_paths<P: Policy>() {
     );
 }
 
-both!(
+for_each_policy!(
     accounting_charges_the_context_that_ended,
     disabled_irqtime_accounts_nothing,
     enable_and_disable_are_idempotent_and_silent,

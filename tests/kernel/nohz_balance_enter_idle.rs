@@ -1,6 +1,7 @@
 //! `nohz_balance_enter_idle`: every early return, the registration, the idempotent path.
 
-use crate::{World, both};
+use nohz::for_each_policy;
+use nohz::testing::World;
 use nohz::{Legacy, Patched, Policy, Warning};
 
 fn registers_and_leaves_the_llc_busy_count<P: Policy>() {
@@ -48,13 +49,13 @@ fn idempotent_path_only_refreshes_blocked_load<P: Policy>() {
     w.m.nohz_idle_balance_pass(
         w.cpu(1),
         nohz::NohzFlags::STATS | nohz::NohzFlags::NEXT,
-        &w.p,
+        &*w.p,
     );
     w.advance(1);
     let rq = w.m.rq(w.cpu(1));
     assert!(!w.m.nohz().needs_update());
     let counter = w.m.nohz().nr_cpus();
-    w.m.nohz_balance_enter_idle(w.cpu(1), &w.p);
+    w.m.nohz_balance_enter_idle(w.cpu(1), &*w.p);
     assert!(rq.has_blocked_load() && w.m.nohz().has_blocked_load());
     assert!(
         !w.m.nohz().needs_update(),
@@ -77,7 +78,7 @@ fn acting_for_another_cpu_warns_then_proceeds<P: Policy>() {
     assert_eq!(w.warnings(), 1, "on its own CPU: no warning");
 }
 
-both!(
+for_each_policy!(
     registers_and_leaves_the_llc_busy_count,
     inactive_cpu_does_nothing_at_all,
     isolated_cpu_sets_only_its_own_blocked_load,

@@ -1,13 +1,14 @@
 //! `nohz_balancer_kick`: the whole decision tree of spec §5.2.
 
-use crate::{World, both};
+use nohz::for_each_policy;
+use nohz::testing::{CPUS, World};
 use nohz::{KickDecision, KickOutcome};
 use nohz::{NohzFlags, Policy};
 
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
 
-fn kick<P: Policy>(w: &World<P>, cpu: usize) -> KickDecision<{ crate::N }> {
-    w.m.nohz_balancer_kick(w.cpu(cpu), &w.p)
+fn kick<P: Policy>(w: &World<P>, cpu: usize) -> KickDecision<CPUS> {
+    w.m.nohz_balancer_kick(w.cpu(cpu), &*w.p)
 }
 
 /// Registered idle CPUs 2 and 3, busy CPUs 0 (`n` tasks) and 1; a STATS|NEXT pass done, so
@@ -16,7 +17,7 @@ fn setup<P: Policy>(n: u32) -> World<P> {
     let w = World::<P>::new(4);
     w.enter(2);
     w.enter(3);
-    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &*w.p);
     assert!(!w.m.nohz().needs_update());
     assert_eq!(w.m.nohz().next_balance(), w.now());
     w.busy(0, n);
@@ -59,14 +60,14 @@ fn not_due_goes_to_out_without_balance<P: Policy>() {
     // Move nohz.next_balance 10 ticks ahead, as a NEXT pass does from the idle rqs' deadlines.
     w.m.rq(w.cpu(3)).set_next_balance(w.now().add(10));
     w.m.rq(w.cpu(2)).set_next_balance(w.now().add(10));
-    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &*w.p);
     assert_eq!(w.m.nohz().next_balance(), w.now().add(10));
     assert_eq!(kick(&w, 0), KickDecision::NoFlags, "two tasks, but not due");
     // With blocked load past its deadline, STATS still goes out while not due.
     w.advance(40);
     w.m.rq(w.cpu(2)).set_next_balance(w.now().add(10));
     w.m.rq(w.cpu(3)).set_next_balance(w.now().add(10));
-    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &*w.p);
     w.advance(1);
     assert!(w.m.nohz().has_blocked_load());
     assert!(w.now().is_after(w.m.nohz().next_blocked()));
@@ -152,12 +153,12 @@ fn llc_busy_count_decides_last<P: Policy>() {
     assert!(matches!(kick(&w, 0), KickDecision::Kick { flags: SB, .. }));
     let w = setup::<P>(1);
     w.enter(1);
-    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::NEXT, &*w.p);
     assert_eq!(w.busy_count(0), 1, "only CPU 0 busy");
     assert_eq!(kick(&w, 0), KickDecision::NoFlags);
 }
 
-both!(
+for_each_policy!(
     tick_on_idle_cpu_returns_at_once,
     first_busy_tick_exits_idle,
     two_tasks_ask_for_balance,
@@ -192,7 +193,7 @@ mod scalable_deadline {
         for cpu in [2, 3] {
             w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(10));
         }
-        w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+        w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &*w.p);
         assert!(!w.m.nohz().needs_update() && !w.m.nohz().has_blocked_load());
         assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
         w
@@ -206,7 +207,7 @@ mod scalable_deadline {
         for cpu in [2, 3] {
             w.m.rq(w.cpu(cpu)).set_next_balance(w.now().add(ahead));
         }
-        w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &w.p);
+        w.m.nohz_idle_balance_pass(w.cpu(3), NohzFlags::STATS | NohzFlags::NEXT, &*w.p);
         assert_eq!(w.m.nohz().next_balance(), w.now().add(ahead));
         w
     }

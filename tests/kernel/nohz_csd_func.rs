@@ -1,7 +1,7 @@
 //! `nohz_csd_func` behind the crate's csd entry point, and the softirq hand-off.
 
-use crate::{World, both};
-use nohz::testing::Event;
+use nohz::for_each_policy;
+use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy, Warning};
 
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
@@ -9,9 +9,9 @@ const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
 fn idle_target_hands_the_flags_to_its_softirq<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(3);
-    w.m.kick_ilb(w.cpu(0), SB, &w.p);
+    w.m.kick_ilb(w.cpu(0), SB, &*w.p);
     w.p.take_events();
-    w.m.nohz_csd_ipi(w.cpu(3), &w.p);
+    w.m.nohz_csd_ipi(w.cpu(3), &*w.p);
     let rq = w.m.rq(w.cpu(3));
     assert!(!rq.csd_busy());
     assert_eq!(rq.nohz_flags().load(), NohzFlags::empty());
@@ -23,10 +23,10 @@ fn idle_target_hands_the_flags_to_its_softirq<P: Policy>() {
 fn busy_target_drops_the_request<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(3);
-    w.m.kick_ilb(w.cpu(0), SB, &w.p);
+    w.m.kick_ilb(w.cpu(0), SB, &*w.p);
     w.busy(3, 1);
     w.p.take_events();
-    w.m.nohz_csd_ipi(w.cpu(3), &w.p);
+    w.m.nohz_csd_ipi(w.cpu(3), &*w.p);
     let rq = w.m.rq(w.cpu(3));
     assert_eq!(
         rq.nohz_flags().load(),
@@ -43,9 +43,9 @@ fn newilb_is_consumed_too<P: Policy>() {
     w.enter(3);
     w.m.rq(w.cpu(3)).set_avg_idle(u64::MAX);
     w.advance(1);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
-    w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &w.p);
-    w.m.nohz_csd_ipi(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
+    w.m.kick_ilb(w.cpu(0), NohzFlags::STATS, &*w.p);
+    w.m.nohz_csd_ipi(w.cpu(3), &*w.p);
     let rq = w.m.rq(w.cpu(3));
     assert_eq!(rq.nohz_flags().load(), NohzFlags::empty());
     assert_eq!(rq.nohz_idle_balance(), NohzFlags::STATS | NohzFlags::NEWILB);
@@ -53,7 +53,7 @@ fn newilb_is_consumed_too<P: Policy>() {
 
 fn a_kick_without_kick_bits_warns<P: Policy>() {
     let w = World::<P>::new(4);
-    w.m.nohz_csd_ipi(w.cpu(2), &w.p);
+    w.m.nohz_csd_ipi(w.cpu(2), &*w.p);
     assert_eq!(w.m.warnings().of_kind(Warning::CsdWithoutKick), 1);
     assert_eq!(w.m.warnings().on_cpu(w.cpu(2)), 1);
     // And it still does what the kernel does: CPU 2 is idle, so the (empty) flags go to the
@@ -65,10 +65,10 @@ fn softirq_runs_the_ilb_pass_or_balances_itself<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(2);
     w.enter(3);
-    w.m.kick_ilb(w.cpu(0), SB, &w.p);
-    w.m.nohz_csd_ipi(w.cpu(2), &w.p);
+    w.m.kick_ilb(w.cpu(0), SB, &*w.p);
+    w.m.nohz_csd_ipi(w.cpu(2), &*w.p);
     w.p.take_events();
-    w.m.sched_balance_softirq(w.cpu(2), &w.p);
+    w.m.sched_balance_softirq(w.cpu(2), &*w.p);
     assert_eq!(w.m.rq(w.cpu(2)).nohz_idle_balance(), NohzFlags::empty());
     // The ILB pass balanced CPUs 3 then 2 (wrap from 3); no self-balance after it.
     let balanced: Vec<_> = w
@@ -82,7 +82,7 @@ fn softirq_runs_the_ilb_pass_or_balances_itself<P: Policy>() {
     assert_eq!(balanced, [(2, 3), (2, 2)]);
     // Without handed-over flags, the softirq balances its own CPU.
     w.p.take_events();
-    w.m.sched_balance_softirq(w.cpu(2), &w.p);
+    w.m.sched_balance_softirq(w.cpu(2), &*w.p);
     assert!(matches!(
         w.events()[..],
         [Event::BlockedAverages { .. }, Event::BalanceDomains { .. }]
@@ -93,13 +93,13 @@ fn softirq_runs_the_ilb_pass_or_balances_itself<P: Policy>() {
 fn flags_handed_to_a_cpu_that_is_busy_by_softirq_time_are_dropped<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(3);
-    w.m.kick_ilb(w.cpu(0), SB, &w.p);
-    w.m.nohz_csd_ipi(w.cpu(3), &w.p);
+    w.m.kick_ilb(w.cpu(0), SB, &*w.p);
+    w.m.nohz_csd_ipi(w.cpu(3), &*w.p);
     // A tick between the IPI and the softirq found the CPU busy.
     w.busy(3, 1);
     w.tick(3);
     w.p.take_events();
-    w.m.sched_balance_softirq(w.cpu(3), &w.p);
+    w.m.sched_balance_softirq(w.cpu(3), &*w.p);
     assert_eq!(w.m.rq(w.cpu(3)).nohz_idle_balance(), NohzFlags::empty());
     assert!(matches!(
         w.events()[..],
@@ -113,7 +113,7 @@ fn flags_handed_to_a_cpu_that_is_busy_by_softirq_time_are_dropped<P: Policy>() {
     ));
 }
 
-both!(
+for_each_policy!(
     idle_target_hands_the_flags_to_its_softirq,
     busy_target_drops_the_request,
     newilb_is_consumed_too,

@@ -1,23 +1,13 @@
 //! `_nohz_idle_balance` and `update_nohz_stats`: the scan, STATS / BALANCE / NEXT, the abort.
 
-use crate::{World, both};
 use nohz::IlbPass;
-use nohz::testing::Event;
+use nohz::for_each_policy;
+use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy, Warning};
 
 const S: NohzFlags = NohzFlags::STATS;
 const B: NohzFlags = NohzFlags::BALANCE;
 const X: NohzFlags = NohzFlags::NEXT;
-
-fn decayed<P: Policy>(w: &World<P>) -> Vec<usize> {
-    w.events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::BlockedAverages { cpu, .. } => Some(cpu.index()),
-            _ => None,
-        })
-        .collect()
-}
 
 fn stats_pass_scans_from_the_next_cpu_and_rearms<P: Policy>() {
     let w = World::<P>::new(6);
@@ -28,10 +18,10 @@ fn stats_pass_scans_from_the_next_cpu_and_rearms<P: Policy>() {
     w.p.set_blocked_load_remains(w.cpu(4), true);
     w.p.take_events();
     assert_eq!(
-        w.m.nohz_idle_balance_pass(w.cpu(3), S, &w.p),
+        w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p),
         IlbPass::Completed
     );
-    assert_eq!(decayed(&w), [4, 0, 1, 3], "after 3, wrapping, itself last");
+    assert_eq!(w.decayed(), [4, 0, 1, 3], "after 3, wrapping, itself last");
     assert!(w.m.rq(w.cpu(4)).has_blocked_load());
     assert!(!w.m.rq(w.cpu(1)).has_blocked_load());
     assert_eq!(w.m.rq(w.cpu(1)).last_blocked_load_update_tick(), w.now());
@@ -40,7 +30,7 @@ fn stats_pass_scans_from_the_next_cpu_and_rearms<P: Policy>() {
     // Nothing left anywhere: the flag stays clear.
     w.p.set_blocked_load_remains(w.cpu(4), false);
     w.advance(1);
-    w.m.nohz_idle_balance_pass(w.cpu(3), S, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
     assert!(!w.m.nohz().has_blocked_load());
 }
 
@@ -51,17 +41,17 @@ fn stats_skips_fresh_unregistered_and_unloaded_cpus<P: Policy>() {
     w.enter(3);
     // Same jiffy as init's stamp: "updated this jiffy", retry later.
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(3), S, &w.p);
-    assert!(decayed(&w).is_empty());
+    w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
+    assert!(w.decayed().is_empty());
     assert!(w.m.nohz().has_blocked_load(), "retry later");
     w.advance(1);
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(3), S, &w.p);
-    assert_eq!(decayed(&w), [1, 2, 3]);
+    w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
+    assert_eq!(w.decayed(), [1, 2, 3]);
     w.advance(1);
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(3), S, &w.p);
-    assert!(decayed(&w).is_empty(), "nothing blocked any more");
+    w.m.nohz_idle_balance_pass(w.cpu(3), S, &*w.p);
+    assert!(w.decayed().is_empty(), "nothing blocked any more");
     assert!(!w.m.nohz().has_blocked_load());
 }
 
@@ -72,8 +62,8 @@ fn busy_cpus_in_the_mask_are_skipped<P: Policy>() {
     w.advance(1);
     w.busy(1, 1); // woke, tick not yet run: still in the mask
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(2), S | B | X, &w.p);
-    assert_eq!(decayed(&w), [2]);
+    w.m.nohz_idle_balance_pass(w.cpu(2), S | B | X, &*w.p);
+    assert_eq!(w.decayed(), [2]);
     assert!(
         !w.events()
             .iter()
@@ -88,7 +78,7 @@ fn balance_runs_where_due_and_next_takes_the_earliest<P: Policy>() {
     w.enter(3);
     w.m.rq(w.cpu(3)).set_next_balance(w.now().add(7));
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(1), S | B, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(1), S | B, &*w.p);
     let balanced: Vec<usize> = w
         .events()
         .into_iter()
@@ -112,10 +102,10 @@ fn next_alone_recomputes_next_balance<P: Policy>() {
     w.m.rq(w.cpu(2)).set_next_balance(w.now().add(9));
     assert!(w.m.nohz().needs_update());
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(2), X, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(2), X, &*w.p);
     assert!(!w.m.nohz().needs_update());
     assert_eq!(w.m.nohz().next_balance(), w.now().add(9));
-    assert!(decayed(&w).is_empty());
+    assert!(w.decayed().is_empty());
     assert!(
         !w.events()
             .iter()
@@ -124,7 +114,7 @@ fn next_alone_recomputes_next_balance<P: Policy>() {
     // A deadline more than 60 s away is not taken.
     w.m.rq(w.cpu(2))
         .set_next_balance(w.now().add(60 * 1000 + 1));
-    w.m.nohz_idle_balance_pass(w.cpu(2), X, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(2), X, &*w.p);
     assert_eq!(w.m.nohz().next_balance(), w.now().add(9));
 }
 
@@ -139,10 +129,10 @@ fn abort_rearms_and_keeps_the_deadlines<P: Policy>() {
     w.p.set_need_resched(w.cpu(3), true);
     w.p.take_events();
     assert_eq!(
-        w.m.nohz_idle_balance_pass(w.cpu(3), S | X, &w.p),
+        w.m.nohz_idle_balance_pass(w.cpu(3), S | X, &*w.p),
         IlbPass::Aborted
     );
-    assert!(decayed(&w).is_empty());
+    assert!(w.decayed().is_empty());
     assert!(
         w.m.nohz().has_blocked_load() && w.m.nohz().needs_update(),
         "re-armed"
@@ -154,7 +144,7 @@ fn abort_rearms_and_keeps_the_deadlines<P: Policy>() {
     // need_resched while this CPU is still idle does not abort.
     w.idle(3);
     assert_eq!(
-        w.m.nohz_idle_balance_pass(w.cpu(3), S | X, &w.p),
+        w.m.nohz_idle_balance_pass(w.cpu(3), S | X, &*w.p),
         IlbPass::Completed
     );
 }
@@ -163,7 +153,7 @@ fn balance_without_stats_warns_then_runs<P: Policy>() {
     let w = World::<P>::new(4);
     w.enter(2);
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(2), B, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(2), B, &*w.p);
     assert_eq!(w.m.warnings().of_kind(Warning::BalanceWithoutStats), 1);
     assert!(
         w.events()
@@ -172,7 +162,7 @@ fn balance_without_stats_warns_then_runs<P: Policy>() {
     );
 }
 
-both!(
+for_each_policy!(
     stats_pass_scans_from_the_next_cpu_and_rearms,
     stats_skips_fresh_unregistered_and_unloaded_cpus,
     busy_cpus_in_the_mask_are_skipped,

@@ -1,10 +1,10 @@
 //! `sched_balance_newidle`'s NOHZ-visible effects and `nohz_newidle_balance`.
 
-use crate::{N, Plat, START, World, both};
 use nohz::SCHED_MIGRATION_COST_NS;
+use nohz::for_each_policy;
 use nohz::platform::NewidleOutcome;
-use nohz::testing::Event;
-use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{Event, START_JIFFIES, World};
+use nohz::{Jiffies, NohzFlags, Policy};
 
 /// CPU 3 about to go idle with a long expected idle; blocked load pending and due.
 fn setup<P: Policy>() -> World<P> {
@@ -27,7 +27,7 @@ fn newilb<P: Policy>(w: &World<P>) -> bool {
 
 fn nothing_pulled_requests_a_local_refresh<P: Policy>() {
     let w = setup::<P>();
-    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &*w.p));
     assert!(newilb(&w));
     assert_eq!(w.events(), [Event::NewidleBalance { cpu: w.cpu(3) }]);
     assert!(w.ipis().is_empty(), "no IPI for NEWILB");
@@ -39,46 +39,46 @@ fn pulled_task_requests_nothing<P: Policy>() {
         pulled_task: true,
         next_balance: None,
     });
-    assert!(w.m.sched_balance_newidle(w.cpu(3), &w.p));
+    assert!(w.m.sched_balance_newidle(w.cpu(3), &*w.p));
     assert!(!newilb(&w));
 }
 
 fn short_idle_or_nothing_blocked_or_not_due_requests_nothing<P: Policy>() {
     let w = setup::<P>();
     w.m.rq(w.cpu(3)).set_avg_idle(SCHED_MIGRATION_COST_NS - 1);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(!newilb(&w), "expected idle too short");
 
     let w = setup::<P>();
     // A STATS pass clears the flag (nothing left) and moves next_blocked 32 ticks on.
-    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &*w.p);
     assert!(!w.m.nohz().has_blocked_load());
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(!newilb(&w), "no blocked load anywhere");
 
     let w = setup::<P>();
     w.p.set_blocked_load_remains(w.cpu(1), true);
-    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &*w.p);
     assert!(w.m.nohz().has_blocked_load());
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(!newilb(&w), "refresh not due before next_blocked");
     w.advance(31);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(!newilb(&w), "one tick before next_blocked");
     w.advance(1);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(newilb(&w), "at next_blocked the refresh is due");
 }
 
 fn wakeup_pending_or_inactive_returns_early<P: Policy>() {
     let w = setup::<P>();
     w.m.rq(w.cpu(3)).set_ttwu_pending(true);
-    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &*w.p));
     assert!(!newilb(&w) && w.events().is_empty());
 
     let w = setup::<P>();
     w.deactivate(3);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(!newilb(&w) && w.events().is_empty());
 }
 
@@ -88,10 +88,10 @@ fn symmetric_capacity_leaves_misfit_alone<P: Policy>() {
     let w = setup::<P>();
     assert!(!w.m.sched_asym_cpucap_active());
     let rq = w.m.rq(w.cpu(3));
-    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &*w.p));
     assert_eq!(rq.misfit_task_load(), 7, "after the domain walk");
     rq.set_ttwu_pending(true);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(rq.misfit_task_load(), 7, "on the early return");
 }
 
@@ -104,31 +104,31 @@ fn asymmetric_capacity_clears_misfit_before_any_early_return<P: Policy>() {
         !w.m.sched_asym_cpucap_active(),
         "read when the domains are built"
     );
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.m.rebuild_sched_domains(&*w.p).unwrap();
     assert!(w.m.sched_asym_cpucap_active());
     let rq = w.m.rq(w.cpu(3));
-    assert!(!w.m.sched_balance_newidle(w.cpu(3), &w.p));
+    assert!(!w.m.sched_balance_newidle(w.cpu(3), &*w.p));
     assert_eq!(rq.misfit_task_load(), 0, "after the domain walk");
     rq.set_misfit_task_load(7);
     rq.set_ttwu_pending(true);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(rq.misfit_task_load(), 0, "before the wakeup's early return");
     rq.set_ttwu_pending(false);
     rq.set_misfit_task_load(7);
     w.deactivate(3);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(
         rq.misfit_task_load(),
         0,
         "before the inactive CPU's early return"
     );
     // Symmetric again from the next rebuild on.
-    w.m.sched_cpu_activate(w.cpu(3), &w.p).unwrap();
+    w.m.sched_cpu_activate(w.cpu(3), &*w.p).unwrap();
     w.p.set_asym_cpucapacity(false);
-    w.m.rebuild_sched_domains(&w.p).unwrap();
+    w.m.rebuild_sched_domains(&*w.p).unwrap();
     assert!(!w.m.sched_asym_cpucap_active());
     rq.set_misfit_task_load(7);
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(rq.misfit_task_load(), 7);
     assert_eq!(w.warnings(), 0);
 }
@@ -136,20 +136,19 @@ fn asymmetric_capacity_clears_misfit_before_any_early_return<P: Policy>() {
 /// The system-wide key comes from the per-CPU answers at init too, and only CPUs with a base
 /// domain can have an asymmetric-capacity one.
 fn the_asym_key_is_derived_at_init_from_cpus_with_a_domain<P: Policy>() {
-    let nr = NrCpuIds::<N>::new(4).unwrap();
-    let p = Plat::new(nr, Jiffies::new(START));
+    let w = World::<P>::unbooted(4, Jiffies::new(START_JIFFIES));
+    let (m, p, nr) = (&*w.m, &*w.p, w.p.nr_cpu_ids());
     p.set_asym_cpucapacity(true);
-    let m = <nohz::machine!(P, N)>::new();
     assert!(!m.sched_asym_cpucap_active(), "a false key until init");
-    m.init(4, 0, &p).unwrap();
+    m.init(4, 0, p).unwrap();
     assert!(m.sched_asym_cpucap_active(), "set by init's domain build");
     for cpu in nr.iter() {
         p.set_sched_domain(cpu, false);
     }
-    m.rebuild_sched_domains(&p).unwrap();
+    m.rebuild_sched_domains(p).unwrap();
     assert!(!m.sched_asym_cpucap_active(), "no CPU has a domain");
     p.set_sched_domain(nr.cpu(2).unwrap(), true);
-    m.rebuild_sched_domains(&p).unwrap();
+    m.rebuild_sched_domains(p).unwrap();
     assert!(m.sched_asym_cpucap_active(), "one CPU is enough");
     assert_eq!(m.warnings().total(nr), 0);
 }
@@ -158,7 +157,7 @@ fn isolated_cpu_skips_the_walk_but_still_requests<P: Policy>() {
     let w = setup::<P>();
     w.p.set_sched_domain(w.cpu(3), false);
     w.rebuild();
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert!(w.events().is_empty(), "no domain walk");
     assert!(newilb(&w));
 }
@@ -167,13 +166,13 @@ fn next_balance_is_pulled_in<P: Policy>() {
     let w = setup::<P>();
     let rq = w.m.rq(w.cpu(3));
     rq.set_next_balance(w.now().add(5000));
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(rq.next_balance(), w.now().add(1000), "jiffies + HZ");
     w.p.set_newidle_outcome(NewidleOutcome {
         pulled_task: false,
         next_balance: Some(w.now().add(12)),
     });
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(
         rq.next_balance(),
         w.now().add(12),
@@ -183,11 +182,11 @@ fn next_balance_is_pulled_in<P: Policy>() {
         pulled_task: false,
         next_balance: Some(w.now().add(50)),
     });
-    w.m.sched_balance_newidle(w.cpu(3), &w.p);
+    w.m.sched_balance_newidle(w.cpu(3), &*w.p);
     assert_eq!(rq.next_balance(), w.now().add(12), "never pushed out");
 }
 
-both!(
+for_each_policy!(
     nothing_pulled_requests_a_local_refresh,
     pulled_task_requests_nothing,
     short_idle_or_nothing_blocked_or_not_due_requests_nothing,

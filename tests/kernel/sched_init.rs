@@ -1,17 +1,18 @@
 //! `sched_init` / `init_sched_fair_class`: what `Machine::init` checks and the defaults it sets.
 
-use crate::{N, Plat, START, both};
+use nohz::for_each_policy;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::{CpuId, Jiffies, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{CPUS as N, HostPlatform, START_JIFFIES, World};
+use nohz::{CpuId, Jiffies, NohzFlags, Policy};
 use nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
 
 /// A platform that builds its CPU ids the natural way, from the machine (`machine.cpu(i)`),
 /// which answers only once `nr_cpu_ids` is set. Every CPU names CPU `leader` as the lowest
 /// CPU of its LLC; everything else is the host platform's.
 struct MachineIds<'a, P: Policy> {
-    host: &'a Plat,
+    host: &'a HostPlatform<N>,
     m: &'a nohz::machine!(P, N),
     leader: usize,
 }
@@ -67,18 +68,18 @@ impl<P: Policy> Balance<N> for MachineIds<'_, P> {
     }
 }
 
-fn host(nr: usize) -> Plat {
-    Plat::new(NrCpuIds::new(nr).unwrap(), Jiffies::new(START))
+fn unbooted<P: Policy>(nr: usize) -> World<P> {
+    World::unbooted(nr, Jiffies::new(START_JIFFIES))
 }
 
 /// The topology is checked with the platform's answers once the count is known: a platform
 /// whose ids come from the machine gets the same check at init as at a rebuild.
 fn a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing<P: Policy>() {
-    let p = host(8);
-    let m = <nohz::machine!(P, N)>::new();
+    let w = unbooted::<P>(8);
+    let (p, m) = (&*w.p, &*w.m);
     let bad = MachineIds {
-        host: &p,
-        m: &m,
+        host: p,
+        m,
         leader: 3,
     };
     assert_eq!(
@@ -95,8 +96,8 @@ fn a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing<P: Polic
     assert_eq!(m.warnings().outside_cpus(), 0);
     // Nothing was applied: a good init afterwards builds its own topology from scratch.
     let good = MachineIds {
-        host: &p,
-        m: &m,
+        host: p,
+        m,
         leader: 0,
     };
     assert_eq!(m.init(8, 0, &good).map(|n| n.get()), Ok(8));
@@ -109,26 +110,26 @@ fn a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing<P: Polic
 /// `sched_init` starts every rq's `avg_idle` at twice the migration cost, so a machine whose
 /// embedding never sets it still gets its newidle blocked-load refreshes.
 fn init_sets_avg_idle_so_newidle_requests_a_refresh<P: Policy>() {
-    let p = host(4);
-    let m = <nohz::machine!(P, N)>::new();
-    m.init(4, 0, &p).unwrap();
+    let w = unbooted::<P>(4);
+    let (p, m) = (&*w.p, &*w.m);
+    m.init(4, 0, p).unwrap();
     for cpu in m.nr_cpu_ids().iter() {
         assert_eq!(m.rq(cpu).avg_idle(), 2 * SCHED_MIGRATION_COST_NS);
     }
     // CPU 1 registers idle (blocked load pending); CPU 3 goes idle pulling nothing.
     let (c1, c3) = (m.cpu(1).unwrap(), m.cpu(3).unwrap());
     m.rq(c1).set_curr_is_idle(true);
-    m.nohz_balance_enter_idle(c1, &p);
+    m.nohz_balance_enter_idle(c1, p);
     m.rq(c3).set_curr_is_idle(true);
     p.clock().advance(1);
-    assert!(!m.sched_balance_newidle(c3, &p));
+    assert!(!m.sched_balance_newidle(c3, p));
     assert!(
         m.rq(c3).nohz_flags().load().contains(NohzFlags::NEWILB),
         "a NEWILB pass is requested with no set_avg_idle"
     );
 }
 
-both!(
+for_each_policy!(
     a_bad_topology_from_machine_built_ids_is_refused_and_changes_nothing,
     init_sets_avg_idle_so_newidle_requests_a_refresh,
 );

@@ -1,9 +1,9 @@
 //! `sched_tick` -> `sched_balance_trigger` glue.
 
-use crate::{World, both};
 use nohz::KickDecision;
 use nohz::Policy;
-use nohz::testing::Event;
+use nohz::for_each_policy;
+use nohz::testing::{Event, World};
 
 fn snapshot_of_idle_cpu_is_taken_each_tick<P: Policy>() {
     let w = World::<P>::new(4);
@@ -45,7 +45,7 @@ fn no_domain_or_inactive_stops_the_trigger<P: Policy>() {
     assert!(w.events().is_empty());
 }
 
-both!(
+for_each_policy!(
     snapshot_of_idle_cpu_is_taken_each_tick,
     own_balance_due_raises_the_softirq,
     no_domain_or_inactive_stops_the_trigger,

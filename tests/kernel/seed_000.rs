@@ -1,6 +1,6 @@
 //! Seed 000 side by side: `Legacy` (v6.19) against `Patched`.
 
-use crate::World;
+use nohz::testing::World;
 use nohz::{KickDecision, KickOutcome};
 use nohz::{Legacy, NohzFlags, Patched, Policy};
 
@@ -44,10 +44,10 @@ fn empty_mask_window<P: Policy>() -> (KickDecision<8>, KickDecision<8>) {
     w.advance(40);
     // Make nohz.next_balance lie ahead by kicking once with BALANCE from a CPU with work,
     // which moves it to jiffies + 1; then check at that jiffy (not due: now < now + 1).
-    w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &w.p);
-    let not_due = w.m.nohz_balancer_kick(w.cpu(0), &w.p);
+    w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &*w.p);
+    let not_due = w.m.nohz_balancer_kick(w.cpu(0), &*w.p);
     w.advance(1);
-    let due = w.m.nohz_balancer_kick(w.cpu(0), &w.p);
+    let due = w.m.nohz_balancer_kick(w.cpu(0), &*w.p);
     (not_due, due)
 }
 

@@ -2,10 +2,9 @@
 //! idle. `Patched` registers it in the idle mask (and a kicked ILB balances for it); `Legacy`
 //! leaves it invisible.
 
-use crate::World;
 use nohz::KickOutcome;
 use nohz::platform::TickHardware;
-use nohz::testing::{Event, START_NS};
+use nohz::testing::{Event, START_NS, World};
 use nohz::{Legacy, NohzFlags, Patched, Policy};
 
 const TICK: u64 = 1_000_000;
@@ -20,8 +19,8 @@ fn nohz_full_cpu_goes_idle<P: Policy>() -> World<P> {
     w.busy(3, 1);
     w.p.set_next_timer(c3, START_NS + 100 * TICK);
     // An interrupt on the busy NO_HZ_FULL CPU: on its way out the tick stops.
-    w.m.tick_nohz_irq_enter(c3, &w.p);
-    w.m.tick_nohz_irq_exit(c3, &w.p);
+    w.m.tick_nohz_irq_enter(c3, &*w.p);
+    w.m.tick_nohz_irq_exit(c3, &*w.p);
     assert!(w.ts(3).tick_stopped(), "full dynticks while running");
     assert!(
         w.mask().is_empty(),
@@ -30,7 +29,7 @@ fn nohz_full_cpu_goes_idle<P: Policy>() -> World<P> {
     // The task ends: the idle loop runs once and an interrupt ends it.
     w.idle(3);
     w.p.take_events();
-    w.m.do_idle(c3, &w.p);
+    w.m.do_idle(c3, &*w.p);
     w
 }
 
@@ -45,11 +44,11 @@ fn patched_makes_the_idle_nohz_full_cpu_visible() {
     w.enter(1);
     w.busy(0, 2);
     let kicked =
-        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &w.p);
+        w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &*w.p);
     assert_eq!(kicked, KickOutcome::Sent(w.cpu(1)));
-    w.m.nohz_csd_ipi(w.cpu(1), &w.p);
+    w.m.nohz_csd_ipi(w.cpu(1), &*w.p);
     w.p.take_events();
-    w.m.sched_balance_softirq(w.cpu(1), &w.p);
+    w.m.sched_balance_softirq(w.cpu(1), &*w.p);
     assert!(w.events().contains(&Event::BalanceDomains {
         by: w.cpu(1),
         cpu: w.cpu(3),
@@ -67,10 +66,10 @@ fn legacy_leaves_it_invisible() {
     assert!(w.ts(3).tick_stopped());
     w.enter(1);
     w.busy(0, 2);
-    w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &w.p);
-    w.m.nohz_csd_ipi(w.cpu(1), &w.p);
+    w.m.kick_ilb(w.cpu(0), NohzFlags::STATS | NohzFlags::BALANCE, &*w.p);
+    w.m.nohz_csd_ipi(w.cpu(1), &*w.p);
     w.p.take_events();
-    w.m.sched_balance_softirq(w.cpu(1), &w.p);
+    w.m.sched_balance_softirq(w.cpu(1), &*w.p);
     assert!(
         !w.events()
             .iter()
@@ -86,11 +85,11 @@ fn blocked_stop_attempt<P: Policy>() -> Vec<usize> {
     let c3 = w.cpu(3);
     w.busy(3, 1);
     w.p.set_next_timer(c3, START_NS + 100 * TICK);
-    w.m.tick_nohz_irq_exit(c3, &w.p);
+    w.m.tick_nohz_irq_exit(c3, &*w.p);
     assert!(w.ts(3).tick_stopped());
     w.idle(3);
     w.p.set_softirq_pending(c3, nohz::platform::softirq::SCHED);
-    w.m.do_idle(c3, &w.p);
+    w.m.do_idle(c3, &*w.p);
     assert_eq!(w.ts(3).idle_calls(), 0);
     w.mask()
 }
@@ -112,7 +111,7 @@ fn the_full_dynticks_cpu_stays_registered_after_idle_exit() {
     assert!(!w.m.rq(w.cpu(3)).idle_cpu());
     assert_eq!(w.m.find_new_ilb(w.cpu(0)), None);
     assert_eq!(
-        TickHardware::tick_expiry(&w.p, w.cpu(3)),
+        TickHardware::tick_expiry(&*w.p, w.cpu(3)),
         START_NS + 100 * TICK
     );
 }

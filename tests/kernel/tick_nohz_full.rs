@@ -1,10 +1,10 @@
 //! The NO_HZ_FULL path: `can_stop_full_tick`, `tick_nohz_full_stop_tick`,
 //! `__tick_nohz_full_update_tick`.
 
-use crate::{World, both};
 use nohz::Policy;
 use nohz::TICK_DEP_SCHED;
-use nohz::testing::START_NS;
+use nohz::for_each_policy;
+use nohz::testing::{START_NS, World};
 
 const TICK: u64 = 1_000_000;
 
@@ -19,26 +19,26 @@ fn busy_full_cpu<P: Policy>() -> World<P> {
 fn dependencies_keep_the_tick<P: Policy>() {
     let w = busy_full_cpu::<P>();
     let c = w.cpu(3);
-    assert!(w.m.can_stop_full_tick(c, &w.p));
+    assert!(w.m.can_stop_full_tick(c, &*w.p));
     w.ts(3).tick_dep_set_cpu(TICK_DEP_SCHED);
-    assert!(!w.m.can_stop_full_tick(c, &w.p), "this CPU's mask");
+    assert!(!w.m.can_stop_full_tick(c, &*w.p), "this CPU's mask");
     w.ts(3).tick_dep_clear_cpu(TICK_DEP_SCHED);
     w.m.tick_dep_set(1);
-    assert!(!w.m.can_stop_full_tick(c, &w.p), "the global mask");
+    assert!(!w.m.can_stop_full_tick(c, &*w.p), "the global mask");
     w.m.tick_dep_clear(1);
     w.p.set_task_tick_dependencies(c, 1 << 3);
     assert!(
-        !w.m.can_stop_full_tick(c, &w.p),
+        !w.m.can_stop_full_tick(c, &*w.p),
         "the task's or its group's mask"
     );
     w.p.set_task_tick_dependencies(c, 0);
     w.p.set_online(c, false);
-    assert!(!w.m.can_stop_full_tick(c, &w.p));
+    assert!(!w.m.can_stop_full_tick(c, &*w.p));
 }
 
 fn the_full_stop_never_registers_the_busy_cpu<P: Policy>() {
     let w = busy_full_cpu::<P>();
-    w.m.tick_nohz_full_stop_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_full_stop_tick(w.cpu(3), &*w.p);
     assert!(w.ts(3).tick_stopped());
     assert!(w.mask().is_empty());
     assert_eq!(w.ts(3).idle_calls(), 0, "not an idle pass");
@@ -47,7 +47,7 @@ fn the_full_stop_never_registers_the_busy_cpu<P: Policy>() {
 fn a_near_timer_retains_on_the_full_path_too<P: Policy>() {
     let w = busy_full_cpu::<P>();
     w.p.set_next_timer(w.cpu(3), START_NS + TICK / 2);
-    w.m.tick_nohz_full_stop_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_full_stop_tick(w.cpu(3), &*w.p);
     assert!(!w.ts(3).tick_stopped());
     assert_eq!(w.ts(3).timer_expires_base(), 0);
 }
@@ -55,10 +55,10 @@ fn a_near_timer_retains_on_the_full_path_too<P: Policy>() {
 fn update_restarts_a_stopped_tick_once_something_depends_on_it<P: Policy>() {
     let w = busy_full_cpu::<P>();
     let c = w.cpu(3);
-    w.m.tick_nohz_full_update_tick(c, &w.p);
+    w.m.tick_nohz_full_update_tick(c, &*w.p);
     assert!(w.ts(3).tick_stopped());
     w.ts(3).tick_dep_set_cpu(TICK_DEP_SCHED);
-    w.m.tick_nohz_full_update_tick(c, &w.p);
+    w.m.tick_nohz_full_update_tick(c, &*w.p);
     assert!(!w.ts(3).tick_stopped());
 }
 
@@ -66,11 +66,11 @@ fn housekeeping_cpus_ignore_the_full_update<P: Policy>() {
     let w = busy_full_cpu::<P>();
     w.busy(1, 1);
     w.p.set_next_timer(w.cpu(1), START_NS + 40 * TICK);
-    w.m.tick_nohz_full_update_tick(w.cpu(1), &w.p);
+    w.m.tick_nohz_full_update_tick(w.cpu(1), &*w.p);
     assert!(!w.ts(1).tick_stopped());
 }
 
-both!(
+for_each_policy!(
     dependencies_keep_the_tick,
     the_full_stop_never_registers_the_busy_cpu,
     a_near_timer_retains_on_the_full_path_too,

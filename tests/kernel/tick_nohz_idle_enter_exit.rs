@@ -1,23 +1,23 @@
 //! `tick_nohz_idle_enter`, `tick_nohz_idle_exit`, `tick_nohz_restart_sched_tick`,
 //! `tick_nohz_idle_restart_tick`.
 
-use crate::{World, both};
-use nohz::testing::{Event, START_NS};
+use nohz::for_each_policy;
+use nohz::testing::{Event, START_NS, World};
 use nohz::{Policy, TsFlags, Warning};
 
 const TICK: u64 = 1_000_000;
 
 fn stop<P: Policy>(w: &World<P>, i: usize) {
     w.idle(i);
-    w.m.tick_nohz_idle_enter(w.cpu(i), &w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(i), &*w.p);
     w.p.set_next_timer(w.cpu(i), START_NS + 50 * TICK);
-    w.m.tick_nohz_idle_stop_tick(w.cpu(i), &w.p);
+    w.m.tick_nohz_idle_stop_tick(w.cpu(i), &*w.p);
     assert!(w.ts(i).tick_stopped());
 }
 
 fn enter_starts_idle_accounting<P: Policy>() {
     let w = World::<P>::new(4);
-    w.m.tick_nohz_idle_enter(w.cpu(1), &w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(1), &*w.p);
     let f = w.ts(1).flags();
     assert!(f.contains(TsFlags::INIDLE | TsFlags::IDLE_ACTIVE));
     assert_eq!(w.ts(1).idle_entrytime(), START_NS);
@@ -27,8 +27,8 @@ fn enter_starts_idle_accounting<P: Policy>() {
 fn enter_with_a_cached_event_warns<P: Policy>() {
     let w = World::<P>::new(4);
     w.p.set_next_timer(w.cpu(1), START_NS + 50 * TICK);
-    w.m.tick_nohz_get_sleep_length(w.cpu(1), &w.p);
-    w.m.tick_nohz_idle_enter(w.cpu(1), &w.p);
+    w.m.tick_nohz_get_sleep_length(w.cpu(1), &*w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(1), &*w.p);
     assert_eq!(w.m.warnings().of_kind(Warning::CachedNextEvent), 1);
     assert!(w.ts(1).flags().contains(TsFlags::INIDLE));
 }
@@ -39,7 +39,7 @@ fn exit_restarts_the_tick_on_its_phase_and_accounts_idle<P: Policy>() {
     let entry = w.ts(1).idle_entrytime();
     w.p.advance_time_ns(7 * TICK + TICK / 2);
     w.p.take_events();
-    w.m.tick_nohz_idle_exit(w.cpu(1), &w.p);
+    w.m.tick_nohz_idle_exit(w.cpu(1), &*w.p);
     let ts = w.ts(1);
     assert!(
         !ts.flags()
@@ -69,10 +69,10 @@ fn exit_restarts_the_tick_on_its_phase_and_accounts_idle<P: Policy>() {
 
 fn exit_without_a_stopped_tick_only_stops_accounting<P: Policy>() {
     let w = World::<P>::new(4);
-    w.m.tick_nohz_idle_enter(w.cpu(2), &w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(2), &*w.p);
     w.p.advance_time_ns(3 * TICK);
     w.p.take_events();
-    w.m.tick_nohz_idle_exit(w.cpu(2), &w.p);
+    w.m.tick_nohz_idle_exit(w.cpu(2), &*w.p);
     assert_eq!(w.ts(2).idle_sleeptime(), 3 * TICK);
     assert!(w.events().is_empty());
 }
@@ -80,9 +80,9 @@ fn exit_without_a_stopped_tick_only_stops_accounting<P: Policy>() {
 fn iowait_idle_is_accounted_apart<P: Policy>() {
     let w = World::<P>::new(4);
     w.p.set_iowait(w.cpu(2), true);
-    w.m.tick_nohz_idle_enter(w.cpu(2), &w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(2), &*w.p);
     w.p.advance_time_ns(3 * TICK);
-    w.m.tick_nohz_idle_exit(w.cpu(2), &w.p);
+    w.m.tick_nohz_idle_exit(w.cpu(2), &*w.p);
     assert_eq!(
         (w.ts(2).idle_sleeptime(), w.ts(2).iowait_sleeptime()),
         (0, 3 * TICK)
@@ -95,7 +95,7 @@ fn vtime_cpus_skip_tick_based_idle_accounting<P: Policy>() {
     stop(&w, 1);
     w.p.advance_time_ns(5 * TICK);
     w.p.take_events();
-    w.m.tick_nohz_idle_exit(w.cpu(1), &w.p);
+    w.m.tick_nohz_idle_exit(w.cpu(1), &*w.p);
     assert!(
         !w.events()
             .iter()
@@ -105,7 +105,7 @@ fn vtime_cpus_skip_tick_based_idle_accounting<P: Policy>() {
 
 fn exit_outside_the_idle_section_warns<P: Policy>() {
     let w = World::<P>::new(4);
-    w.m.tick_nohz_idle_exit(w.cpu(1), &w.p);
+    w.m.tick_nohz_idle_exit(w.cpu(1), &*w.p);
     assert_eq!(w.m.warnings().of_kind(Warning::IdleExitOutsideIdle), 1);
 }
 
@@ -114,21 +114,21 @@ fn the_poll_path_restarts_without_registering<P: Policy>() {
     w.nohz_full(3); // so CPU 3's stop below comes from the full-dynticks path
     w.busy(3, 1);
     w.p.set_next_timer(w.cpu(3), START_NS + 50 * TICK);
-    w.m.tick_nohz_irq_exit(w.cpu(3), &w.p);
+    w.m.tick_nohz_irq_exit(w.cpu(3), &*w.p);
     assert!(w.ts(3).tick_stopped());
     w.idle(3);
-    w.m.tick_nohz_idle_enter(w.cpu(3), &w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(3), &*w.p);
     w.p.advance_time_ns(2 * TICK);
-    w.m.tick_nohz_idle_restart_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_idle_restart_tick(w.cpu(3), &*w.p);
     assert!(!w.ts(3).tick_stopped());
     assert!(w.mask().is_empty());
     // Nothing to do when the tick runs.
     w.p.take_events();
-    w.m.tick_nohz_idle_restart_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_idle_restart_tick(w.cpu(3), &*w.p);
     assert!(w.events().is_empty());
 }
 
-both!(
+for_each_policy!(
     enter_starts_idle_accounting,
     enter_with_a_cached_event_warns,
     exit_restarts_the_tick_on_its_phase_and_accounts_idle,

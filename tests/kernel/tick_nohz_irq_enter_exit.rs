@@ -1,7 +1,7 @@
 //! `tick_nohz_irq_enter` and `tick_nohz_irq_exit`.
 
-use crate::{World, both};
-use nohz::testing::START_NS;
+use nohz::for_each_policy;
+use nohz::testing::{START_NS, World};
 use nohz::{Policy, TsFlags};
 
 const TICK: u64 = 1_000_000;
@@ -10,18 +10,18 @@ fn an_interrupt_pauses_idle_accounting_and_catches_jiffies_up<P: Policy>() {
     let w = World::<P>::new(4);
     let c = w.cpu(1);
     w.idle(1);
-    w.m.tick_nohz_idle_enter(c, &w.p);
+    w.m.tick_nohz_idle_enter(c, &*w.p);
     w.p.set_next_timer(c, START_NS + 50 * TICK);
-    w.m.tick_nohz_idle_stop_tick(c, &w.p);
+    w.m.tick_nohz_idle_stop_tick(c, &*w.p);
     let j0 = w.now();
     // Time passes with nobody keeping jiffies.
     w.p.set_time_ns(START_NS + 4 * TICK);
-    w.m.tick_nohz_irq_enter(c, &w.p);
+    w.m.tick_nohz_irq_enter(c, &*w.p);
     assert!(!w.ts(1).flags().contains(TsFlags::IDLE_ACTIVE));
     assert_eq!(w.ts(1).idle_sleeptime(), 4 * TICK);
     assert_eq!(w.ts(1).idle_waketime(), START_NS + 4 * TICK);
     assert_eq!(w.now().since(j0), 4, "jiffies caught up");
-    w.m.tick_nohz_irq_exit(c, &w.p);
+    w.m.tick_nohz_irq_exit(c, &*w.p);
     assert!(
         w.ts(1).flags().contains(TsFlags::IDLE_ACTIVE),
         "resumed in the idle section"
@@ -34,8 +34,8 @@ fn nothing_to_do_on_a_busy_ticking_cpu<P: Policy>() {
     let c = w.cpu(1);
     w.busy(1, 1);
     w.p.set_time_ns(START_NS + 4 * TICK);
-    w.m.tick_nohz_irq_enter(c, &w.p);
-    w.m.tick_nohz_irq_exit(c, &w.p);
+    w.m.tick_nohz_irq_enter(c, &*w.p);
+    w.m.tick_nohz_irq_exit(c, &*w.p);
     assert_eq!(
         w.ts(1).flags() & !TsFlags::NOHZ & !TsFlags::HIGHRES,
         TsFlags::empty()
@@ -43,7 +43,7 @@ fn nothing_to_do_on_a_busy_ticking_cpu<P: Policy>() {
     assert_eq!(w.ts(1).idle_waketime(), 0);
 }
 
-both!(
+for_each_policy!(
     an_interrupt_pauses_idle_accounting_and_catches_jiffies_up,
     nothing_to_do_on_a_busy_ticking_cpu,
 );

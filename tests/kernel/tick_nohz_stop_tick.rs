@@ -1,15 +1,15 @@
 //! `tick_nohz_stop_tick`: the only place the tick stops.
 
-use crate::{World, both};
+use nohz::for_each_policy;
 use nohz::platform::{KTIME_MAX, TickHardware};
-use nohz::testing::{Event, START_NS};
+use nohz::testing::{Event, START_NS, World};
 use nohz::{Policy, TsFlags, Warning};
 
 const TICK: u64 = 1_000_000;
 
 fn prepare<P: Policy>(w: &World<P>, i: usize, at: u64) {
     w.p.set_next_timer(w.cpu(i), at);
-    assert_ne!(w.m.tick_nohz_next_event(w.cpu(i), &w.p), 0);
+    assert_ne!(w.m.tick_nohz_next_event(w.cpu(i), &*w.p), 0);
     w.p.take_events();
 }
 
@@ -17,7 +17,7 @@ fn a_busy_timer_base_keeps_the_tick<P: Policy>() {
     let w = World::<P>::new(4);
     prepare(&w, 1, START_NS + 9 * TICK);
     w.p.set_timer_base_refuses_idle(w.cpu(1), true);
-    w.m.tick_nohz_stop_tick(w.cpu(1), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(1), &*w.p);
     assert!(!w.ts(1).tick_stopped());
     assert_eq!(
         w.ts(1).timer_expires_base(),
@@ -30,7 +30,7 @@ fn a_busy_timer_base_keeps_the_tick<P: Policy>() {
 fn the_first_stop_saves_the_phase_and_programs_the_timer<P: Policy>() {
     let w = World::<P>::new(4);
     prepare(&w, 1, START_NS + 9 * TICK);
-    w.m.tick_nohz_stop_tick(w.cpu(1), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(1), &*w.p);
     let ts = w.ts(1);
     assert!(ts.tick_stopped());
     assert_eq!(
@@ -56,25 +56,25 @@ fn the_first_stop_saves_the_phase_and_programs_the_timer<P: Policy>() {
 fn the_timekeeper_hands_off_its_duty<P: Policy>() {
     let w = World::<P>::new(4);
     prepare(&w, 0, START_NS + 9 * TICK);
-    w.m.tick_nohz_stop_tick(w.cpu(0), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(0), &*w.p);
     assert_eq!(w.m.tick_do_timer_cpu(), None);
     assert!(w.ts(0).flags().contains(TsFlags::DO_TIMER_LAST));
     // CPU 1 takes over; when CPU 0 stops again it is no longer the last.
     w.m.set_tick_do_timer_cpu(Some(w.cpu(1)));
     prepare(&w, 0, START_NS + 9 * TICK);
-    w.m.tick_nohz_stop_tick(w.cpu(0), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(0), &*w.p);
     assert!(!w.ts(0).flags().contains(TsFlags::DO_TIMER_LAST));
 }
 
 fn nothing_to_wake_for_cancels_the_timer<P: Policy>() {
     let w = World::<P>::new(4);
     prepare(&w, 2, KTIME_MAX);
-    w.m.tick_nohz_stop_tick(w.cpu(2), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(2), &*w.p);
     assert_eq!(w.events(), [Event::CancelTick { cpu: w.cpu(2) }]);
     assert_eq!(w.ts(2).next_tick(), KTIME_MAX);
     // Stopping again at "never": nothing to do.
     prepare(&w, 2, KTIME_MAX);
-    w.m.tick_nohz_stop_tick(w.cpu(2), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(2), &*w.p);
     assert!(w.events().is_empty());
 }
 
@@ -82,14 +82,14 @@ fn restopping_at_the_same_expiry_skips_the_reprogram_unless_it_is_lost<P: Policy
     let w = World::<P>::new(4);
     let at = START_NS + 9 * TICK;
     prepare(&w, 3, at);
-    w.m.tick_nohz_stop_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(3), &*w.p);
     prepare(&w, 3, at);
-    w.m.tick_nohz_stop_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(3), &*w.p);
     assert!(w.events().is_empty(), "already programmed there");
     // The timer was moved behind tick-sched's back: warn, then reprogram.
-    TickHardware::program_tick(&w.p, w.cpu(3), at + 1);
+    TickHardware::program_tick(&*w.p, w.cpu(3), at + 1);
     prepare(&w, 3, at);
-    w.m.tick_nohz_stop_tick(w.cpu(3), &w.p);
+    w.m.tick_nohz_stop_tick(w.cpu(3), &*w.p);
     assert_eq!(w.m.warnings().of_kind(Warning::TickNotProgrammed), 1);
     assert_eq!(
         w.events(),
@@ -105,7 +105,7 @@ fn restopping_at_the_same_expiry_skips_the_reprogram_unless_it_is_lost<P: Policy
     );
 }
 
-both!(
+for_each_policy!(
     a_busy_timer_base_keeps_the_tick,
     the_first_stop_saves_the_phase_and_programs_the_timer,
     the_timekeeper_hands_off_its_duty,

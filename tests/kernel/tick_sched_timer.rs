@@ -1,8 +1,8 @@
 //! The sched timer firing: timekeeping takeover, `idle_jiffies`, re-arming, `sched_tick`.
 
-use crate::{World, both};
 use nohz::KickDecision;
-use nohz::testing::{Event, START_NS};
+use nohz::for_each_policy;
+use nohz::testing::{Event, START_NS, World};
 use nohz::{Policy, Warning};
 
 const TICK: u64 = 1_000_000;
@@ -12,7 +12,7 @@ fn a_periodic_tick_rearms_and_runs_the_scheduler_tick<P: Policy>() {
     w.busy(1, 1);
     w.p.set_time_ns(START_NS + TICK);
     w.p.take_events();
-    let d = w.m.tick_sched_timer(w.cpu(1), &w.p);
+    let d = w.m.tick_sched_timer(w.cpu(1), &*w.p);
     assert!(d.is_some() && d != Some(KickDecision::IdleTick));
     assert!(w.events().contains(&Event::ProgramTick {
         cpu: w.cpu(1),
@@ -24,12 +24,12 @@ fn the_timekeeper_updates_jiffies_and_a_free_duty_is_taken<P: Policy>() {
     let w = World::<P>::new(4);
     let j0 = w.now();
     w.p.set_time_ns(START_NS + 3 * TICK);
-    w.m.tick_sched_timer(w.cpu(2), &w.p);
+    w.m.tick_sched_timer(w.cpu(2), &*w.p);
     assert_eq!(w.now(), j0, "CPU 2 is not the timekeeper");
-    w.m.tick_sched_timer(w.cpu(0), &w.p);
+    w.m.tick_sched_timer(w.cpu(0), &*w.p);
     assert_eq!(w.now().since(j0), 3);
     w.m.set_tick_do_timer_cpu(None);
-    w.m.tick_sched_timer(w.cpu(2), &w.p);
+    w.m.tick_sched_timer(w.cpu(2), &*w.p);
     assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(2)));
     assert_eq!(
         w.warnings(),
@@ -46,7 +46,7 @@ fn an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full<P: Polic
     w.m.set_tick_do_timer_cpu(None);
     let j0 = w.now();
     w.p.set_time_ns(START_NS + 2 * TICK);
-    w.m.tick_sched_timer(w.cpu(3), &w.p);
+    w.m.tick_sched_timer(w.cpu(3), &*w.p);
     assert_eq!(
         w.m.tick_do_timer_cpu(),
         Some(w.cpu(3)),
@@ -56,12 +56,12 @@ fn an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full<P: Polic
     assert_eq!(w.warnings(), 1);
     // The owner's next tick is no takeover: silent.
     w.p.set_time_ns(START_NS + 3 * TICK);
-    w.m.tick_sched_timer(w.cpu(3), &w.p);
+    w.m.tick_sched_timer(w.cpu(3), &*w.p);
     assert_eq!(w.now().since(j0), 3);
     assert_eq!(w.warnings(), 1);
     // A housekeeping CPU taking an orphaned duty is warned about too: NO_HZ_FULL is running.
     w.m.set_tick_do_timer_cpu(None);
-    w.m.tick_sched_timer(w.cpu(1), &w.p);
+    w.m.tick_sched_timer(w.cpu(1), &*w.p);
     assert_eq!(w.m.tick_do_timer_cpu(), Some(w.cpu(1)));
     assert_eq!(w.warnings(), 2);
     assert_eq!(w.m.warnings().of_kind(Warning::DoTimerOrphaned), 2);
@@ -75,13 +75,13 @@ fn an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full<P: Polic
 fn a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed<P: Policy>() {
     let w = World::<P>::new(4);
     w.idle(2);
-    w.m.tick_nohz_idle_enter(w.cpu(2), &w.p);
+    w.m.tick_nohz_idle_enter(w.cpu(2), &*w.p);
     w.p.set_next_timer(w.cpu(2), START_NS + 5 * TICK);
-    w.m.tick_nohz_idle_stop_tick(w.cpu(2), &w.p);
+    w.m.tick_nohz_idle_stop_tick(w.cpu(2), &*w.p);
     let before = w.ts(2).idle_jiffies();
     w.p.set_time_ns(START_NS + 5 * TICK);
     w.p.take_events();
-    let d = w.m.tick_sched_timer(w.cpu(2), &w.p);
+    let d = w.m.tick_sched_timer(w.cpu(2), &*w.p);
     assert_eq!(
         d,
         Some(KickDecision::IdleTick),
@@ -97,7 +97,7 @@ fn a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed<P: Poli
     assert_eq!(w.mask(), [2]);
 }
 
-both!(
+for_each_policy!(
     a_periodic_tick_rearms_and_runs_the_scheduler_tick,
     the_timekeeper_updates_jiffies_and_a_free_duty_is_taken,
     an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full,

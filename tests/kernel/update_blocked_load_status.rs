@@ -2,22 +2,12 @@
 //! nothing left. A set that the target CPU makes while the ILB is decaying it (it ran a task
 //! and went idle again) must survive the clear, and a later STATS pass must decay it again.
 
-use crate::{World, both};
 use nohz::IlbPass;
-use nohz::testing::Event;
+use nohz::for_each_policy;
+use nohz::testing::World;
 use nohz::{NohzFlags, Policy};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-fn decayed<P: Policy>(w: &World<P>) -> Vec<usize> {
-    w.events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::BlockedAverages { cpu, .. } => Some(cpu.index()),
-            _ => None,
-        })
-        .collect()
-}
 
 fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     let w = Arc::new(World::<P>::new(4));
@@ -41,10 +31,10 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     }
     w.p.take_events();
     assert_eq!(
-        w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p),
+        w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &*w.p),
         IlbPass::Completed
     );
-    assert_eq!(decayed(&w), [1]);
+    assert_eq!(w.decayed(), [1]);
     assert!(
         w.m.rq(w.cpu(1)).has_blocked_load(),
         "the set CPU 1 made during the decay was erased by the clear"
@@ -54,9 +44,9 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     // The next pass, a jiffy on, decays CPU 1 again, and now finds nothing left.
     w.advance(1);
     w.p.take_events();
-    w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &w.p);
+    w.m.nohz_idle_balance_pass(w.cpu(0), NohzFlags::STATS, &*w.p);
     assert_eq!(
-        decayed(&w),
+        w.decayed(),
         [1],
         "a later STATS pass must decay CPU 1 again"
     );
@@ -64,4 +54,4 @@ fn a_set_made_while_the_ilb_decays_survives_the_clear<P: Policy>() {
     assert_eq!(decays.load(Relaxed), 2);
 }
 
-both!(a_set_made_while_the_ilb_decays_survives_the_clear);
+for_each_policy!(a_set_made_while_the_ilb_decays_survives_the_clear);

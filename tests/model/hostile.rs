@@ -13,8 +13,9 @@
 use crate::machine::{Sut, View, diff, sut_view};
 use crate::reference::{Call, KeyOp, Knob, Pol, Step, Wk};
 use crate::state_machine::{machine, replay};
+use nohz::for_each_policy;
 use nohz::platform::TickHardware;
-use nohz::testing::{HostPlatform, TestSleepable};
+use nohz::testing::{TestSleepable, World};
 use nohz::{
     CpuError, CpuId, Jiffies, Legacy, NohzFlags, NrCpuIds, Patched, Policy, StaticKey,
     StaticKeyError, Warning, Warnings,
@@ -80,26 +81,26 @@ fn out_of_range_cpus_are_errors<P: Policy>() {
     );
     // A second init, whatever its count, is refused.
     for nr in [0, 6, 8, N + 1] {
-        assert!(sut.m.init(nr, 0, &sut.p).is_err(), "init({nr}) again");
+        assert!(sut.m.init(nr, 0, &*sut.p).is_err(), "init({nr}) again");
     }
     assert_eq!(sut_view(&sut), before, "nothing changed");
 }
 
 fn bad_boot_input_is_refused_and_changes_nothing<P: Policy>() {
-    let p = HostPlatform::<N>::new(NrCpuIds::full(), Jiffies::new(usize::MAX - 5));
-    let m = <nohz::machine!(P, N)>::new();
+    let w = World::<P, N>::unbooted(N, Jiffies::new(usize::MAX - 5));
+    let (m, p) = (&*w.m, &*w.p);
     assert!(matches!(
-        m.init(0, 0, &p),
+        m.init(0, 0, p),
         Err(InitError::Cpus(CpuError::OutOfRange { .. }))
     ));
     assert!(matches!(
-        m.init(N + 1, 0, &p),
+        m.init(N + 1, 0, p),
         Err(InitError::Cpus(CpuError::TooManyCpus { .. }))
     ));
     let full = NrCpuIds::<N>::full();
     // CPU 3 names CPU 5 as its LLC's lowest CPU: above it.
     p.set_llc(full.cpu(3).unwrap(), full.cpu(5).ok());
-    let e = m.init(8, 0, &p).unwrap_err();
+    let e = m.init(8, 0, p).unwrap_err();
     assert_eq!(
         e,
         InitError::Topology(TopologyError::BadLlcLeader { cpu: 3, leader: 5 })
@@ -126,7 +127,7 @@ fn an_inconsistent_rebuild_changes_nothing<P: Policy>() {
     // CPU 2 names CPU 1, which names CPU 0: not its own leader.
     sut.p.set_llc(sut.cpu(2), Some(sut.cpu(1)));
     sut.p.set_llc(sut.cpu(1), Some(sut.cpu(0)));
-    assert!(sut.m.rebuild_sched_domains(&sut.p).is_err());
+    assert!(sut.m.rebuild_sched_domains(&*sut.p).is_err());
     assert_eq!(sut_view(&sut), before);
 }
 
@@ -201,17 +202,17 @@ fn from_another_cpu<P: Policy>(
 fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
     // nohz_balance_enter_idle for CPU 2 run on CPU 0: registers CPU 2 all the same.
     from_another_cpu::<P>(&[], &[], 2, 0, 1, |s, c| {
-        s.m.nohz_balance_enter_idle(c, &s.p)
+        s.m.nohz_balance_enter_idle(c, &*s.p)
     });
     let registered = [Step::IdleEnter(2), Step::IdleStop(2)];
     // nohz_balance_exit_idle for a registered CPU 2 run on CPU 3: leaves the mask.
     from_another_cpu::<P>(&[], &registered, 2, 3, 1, |s, c| {
-        s.m.nohz_balance_exit_idle(c, &s.p)
+        s.m.nohz_balance_exit_idle(c, &*s.p)
     });
     // The tick-side idle section entered and left from the wrong CPU.
-    from_another_cpu::<P>(&[], &[], 1, 2, 1, |s, c| s.m.tick_nohz_idle_enter(c, &s.p));
+    from_another_cpu::<P>(&[], &[], 1, 2, 1, |s, c| s.m.tick_nohz_idle_enter(c, &*s.p));
     from_another_cpu::<P>(&[], &[Step::IdleEnter(1)], 1, 0, 1, |s, c| {
-        s.m.tick_nohz_idle_exit(c, &s.p)
+        s.m.tick_nohz_idle_exit(c, &*s.p)
     });
     // Every other owner-only path: the tick (twice: the tick and the exit it makes), the csd,
     // the softirq, newidle, the NEWILB pass, deactivation.
@@ -222,7 +223,7 @@ fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
         Step::IdleExit(2),
     ];
     from_another_cpu::<P>(&[], &busy_registered, 2, 1, 2, |s, c| {
-        s.m.sched_tick(c, &s.p);
+        s.m.sched_tick(c, &*s.p);
     });
     let kicked = [
         Step::IdleEnter(1),
@@ -231,20 +232,20 @@ fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
         Step::RunTask(0),
         Step::Tick(0),
     ];
-    from_another_cpu::<P>(&[], &kicked, 1, 3, 1, |s, c| s.m.nohz_csd_ipi(c, &s.p));
+    from_another_cpu::<P>(&[], &kicked, 1, 3, 1, |s, c| s.m.nohz_csd_ipi(c, &*s.p));
     let mut raised = kicked.to_vec();
     raised.push(Step::DeliverIpi(1));
     from_another_cpu::<P>(&[], &raised, 1, 0, 1, |s, c| {
-        s.m.sched_balance_softirq(c, &s.p)
+        s.m.sched_balance_softirq(c, &*s.p)
     });
     from_another_cpu::<P>(&[], &[Step::Advance(2)], 3, 0, 1, |s, c| {
-        s.m.sched_balance_newidle(c, &s.p);
+        s.m.sched_balance_newidle(c, &*s.p);
     });
     from_another_cpu::<P>(&[], &[], 3, 0, 1, |s, c| {
-        s.m.nohz_run_idle_balance(c, &s.p);
+        s.m.nohz_run_idle_balance(c, &*s.p);
     });
     from_another_cpu::<P>(&[], &registered, 2, 0, 1, |s, c| {
-        s.m.sched_cpu_deactivate(c, &s.p).unwrap()
+        s.m.sched_cpu_deactivate(c, &*s.p).unwrap()
     });
 }
 
@@ -395,21 +396,7 @@ fn remote_calls_in_the_state_machine_are_modelled<P: Policy>() {
     );
 }
 
-macro_rules! both {
-    ($($name:ident),* $(,)?) => {
-        mod patched {
-            $(#[test] fn $name() { super::$name::<nohz::Patched>() })*
-        }
-        mod legacy {
-            $(#[test] fn $name() { super::$name::<nohz::Legacy>() })*
-        }
-        mod scalable {
-            $(#[test] fn $name() { super::$name::<nohz::Scalable>() })*
-        }
-    };
-}
-
-both!(
+for_each_policy!(
     out_of_range_cpus_are_errors,
     bad_boot_input_is_refused_and_changes_nothing,
     an_inconsistent_rebuild_changes_nothing,
@@ -533,55 +520,50 @@ fn calls() -> impl Strategy<Value = (usize, Vec<Raw>)> {
 }
 
 fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
-    let ids = NrCpuIds::<N>::new(nr).unwrap();
-    let p = HostPlatform::<N>::new(ids, Jiffies::new(usize::MAX - 3));
-    let m = <nohz::machine!(P, N)>::new();
-    m.init(nr, 0, &p).unwrap();
+    let w = World::<P, N>::new_at(nr, Jiffies::new(usize::MAX - 3));
+    let (m, p, ids) = (&*w.m, &*w.p, w.p.nr_cpu_ids());
     let cpu = |i: usize| ids.cpu(i).unwrap();
-    for c in ids.iter() {
-        m.tick_nohz_activate(c, true);
-    }
     for call in calls {
         match *call {
-            Raw::EnterIdle(a) => m.nohz_balance_enter_idle(cpu(a), &p),
-            Raw::ExitIdle(a) => m.nohz_balance_exit_idle(cpu(a), &p),
+            Raw::EnterIdle(a) => m.nohz_balance_enter_idle(cpu(a), p),
+            Raw::ExitIdle(a) => m.nohz_balance_exit_idle(cpu(a), p),
             Raw::SchedTick(a) => {
-                m.sched_tick(cpu(a), &p);
+                m.sched_tick(cpu(a), p);
             }
             Raw::BalancerKick(a) => {
-                m.nohz_balancer_kick(cpu(a), &p);
+                m.nohz_balancer_kick(cpu(a), p);
             }
             Raw::KickIlb(a, f) => {
-                m.kick_ilb(cpu(a), NohzFlags::from_bits_retain(f), &p);
+                m.kick_ilb(cpu(a), NohzFlags::from_bits_retain(f), p);
             }
             Raw::FindNewIlb(a) => {
                 m.find_new_ilb(cpu(a));
             }
-            Raw::CsdIpi(a) => m.nohz_csd_ipi(cpu(a), &p),
-            Raw::Softirq(a) => m.sched_balance_softirq(cpu(a), &p),
+            Raw::CsdIpi(a) => m.nohz_csd_ipi(cpu(a), p),
+            Raw::Softirq(a) => m.sched_balance_softirq(cpu(a), p),
             Raw::Pass(a, f) => {
-                m.nohz_idle_balance_pass(cpu(a), NohzFlags::from_bits_retain(f), &p);
+                m.nohz_idle_balance_pass(cpu(a), NohzFlags::from_bits_retain(f), p);
             }
             Raw::Newidle(a) => {
-                m.sched_balance_newidle(cpu(a), &p);
+                m.sched_balance_newidle(cpu(a), p);
             }
             Raw::RunIdleBalance(a) => {
-                m.nohz_run_idle_balance(cpu(a), &p);
+                m.nohz_run_idle_balance(cpu(a), p);
             }
             Raw::Deactivate(a) => {
-                let _ = m.sched_cpu_deactivate(cpu(a), &p);
+                let _ = m.sched_cpu_deactivate(cpu(a), p);
             }
             Raw::Dying(a) => {
-                let _ = m.cpu_dying(cpu(a), &p);
+                let _ = m.cpu_dying(cpu(a), p);
             }
             Raw::Rebuild => {
-                let _ = m.rebuild_sched_domains(&p);
+                let _ = m.rebuild_sched_domains(p);
             }
             Raw::Active(a, true) => {
-                let _ = m.sched_cpu_activate(cpu(a), &p);
+                let _ = m.sched_cpu_activate(cpu(a), p);
             }
             Raw::Active(a, false) => {
-                let _ = m.sched_cpu_deactivate(cpu(a), &p);
+                let _ = m.sched_cpu_deactivate(cpu(a), p);
             }
             Raw::Domain(a, b) => p.set_sched_domain(cpu(a), b),
             Raw::Llc(a, l) => p.set_llc(cpu(a), l.map(cpu)),
@@ -601,25 +583,25 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
             Raw::Jiffies(j) => p.clock().set(Jiffies::new(j)),
             Raw::TimeNs(t) => p.set_time_ns(t),
             Raw::AdvanceNs(t) => p.advance_time_ns(t),
-            Raw::IdleEnter(a) => m.tick_nohz_idle_enter(cpu(a), &p),
-            Raw::IdleExit(a) => m.tick_nohz_idle_exit(cpu(a), &p),
-            Raw::IdleStop(a) => m.tick_nohz_idle_stop_tick(cpu(a), &p),
+            Raw::IdleEnter(a) => m.tick_nohz_idle_enter(cpu(a), p),
+            Raw::IdleExit(a) => m.tick_nohz_idle_exit(cpu(a), p),
+            Raw::IdleStop(a) => m.tick_nohz_idle_stop_tick(cpu(a), p),
             Raw::Retain(a) => m.tick_nohz_idle_retain_tick(cpu(a)),
             Raw::SleepLength(a) => {
-                m.tick_nohz_get_sleep_length(cpu(a), &p);
+                m.tick_nohz_get_sleep_length(cpu(a), p);
             }
-            Raw::RestartIdle(a) => m.tick_nohz_idle_restart_tick(cpu(a), &p),
-            Raw::Restart(a) => m.tick_nohz_restart_sched_tick(cpu(a), p.ktime_get(), &p),
-            Raw::IrqEnter(a) => m.tick_nohz_irq_enter(cpu(a), &p),
-            Raw::IrqExit(a) => m.tick_nohz_irq_exit(cpu(a), &p),
-            Raw::FullStop(a) => m.tick_nohz_full_stop_tick(cpu(a), &p),
-            Raw::FullUpdate(a) => m.tick_nohz_full_update_tick(cpu(a), &p),
-            Raw::TickStop(a) => m.tick_nohz_stop_tick(cpu(a), &p),
+            Raw::RestartIdle(a) => m.tick_nohz_idle_restart_tick(cpu(a), p),
+            Raw::Restart(a) => m.tick_nohz_restart_sched_tick(cpu(a), p.ktime_get(), p),
+            Raw::IrqEnter(a) => m.tick_nohz_irq_enter(cpu(a), p),
+            Raw::IrqExit(a) => m.tick_nohz_irq_exit(cpu(a), p),
+            Raw::FullStop(a) => m.tick_nohz_full_stop_tick(cpu(a), p),
+            Raw::FullUpdate(a) => m.tick_nohz_full_update_tick(cpu(a), p),
+            Raw::TickStop(a) => m.tick_nohz_stop_tick(cpu(a), p),
             Raw::TickTimer(a) => {
-                m.tick_sched_timer(cpu(a), &p);
+                m.tick_sched_timer(cpu(a), p);
             }
             Raw::NextEvent(a) => {
-                m.tick_nohz_next_event(cpu(a), &p);
+                m.tick_nohz_next_event(cpu(a), p);
             }
             Raw::NextTimer(a, t) => p.set_next_timer(cpu(a), t),
             Raw::NeedsTick(a, b) => p.set_needs_tick(cpu(a), b),
@@ -634,7 +616,7 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
             }
             Raw::Softirqs(a, bits) => p.set_softirq_pending(cpu(a), bits),
             Raw::DoIdle(a) => {
-                m.do_idle(cpu(a), &p);
+                m.do_idle(cpu(a), p);
             }
             Raw::Key(k) => {
                 let key = m.sched_clock_irqtime();

@@ -18,11 +18,12 @@ use nohz::IdleExit;
 use nohz::IrqContext;
 use nohz::TICK_DEP_SCHED;
 use nohz::platform::{CpuIdleType, CpuState, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware};
-use nohz::testing::{Event, HostPlatform, TestSleepable};
+use nohz::testing::{Event, HostPlatform, TestSleepable, World};
 use nohz::{CpuId, Jiffies, NrCpuIds, Policy, StaticKeyError, Warning};
 use nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// The model's policy for a crate policy type (by identity only; no behaviour is read).
 pub fn pol<P: Policy>() -> Pol {
@@ -33,10 +34,11 @@ pub fn pol<P: Policy>() -> Pol {
     }
 }
 
-/// The crate's machine and its host platform, plus what the kernel around them knows.
+/// The crate's machine and its host platform (the shared rig's, from `World::unbooted`: the
+/// topology is set before the boot), plus what the kernel around them knows.
 pub struct Sut<P: Policy> {
-    pub m: Box<nohz::machine!(P, N)>,
-    pub p: HostPlatform<N>,
+    pub m: Arc<nohz::machine!(P, N)>,
+    pub p: Arc<HostPlatform<N>>,
     pub nr: NrCpuIds<N>,
     cfg: Config,
     llc: Vec<usize>,
@@ -61,9 +63,8 @@ pub struct Sut<P: Policy> {
 
 impl<P: Policy> Sut<P> {
     pub fn new(cfg: &Config) -> Self {
-        let nr = NrCpuIds::<N>::new(cfg.nr).expect("1..=16 CPUs");
-        let p = HostPlatform::<N>::new(nr, Jiffies::new(cfg.start));
-        let m = Box::new(<nohz::machine!(P, N)>::new());
+        let World { m, p } = World::<P, N>::unbooted(cfg.nr, Jiffies::new(cfg.start));
+        let nr = p.nr_cpu_ids();
         let sut = Sut {
             m,
             p,
@@ -85,7 +86,7 @@ impl<P: Policy> Sut<P> {
         // Part of the topology the domain build reads (the asym-capacity key): set before init.
         sut.p.set_asym_cpucapacity(cfg.asym_capacity);
         sut.m
-            .init(cfg.nr, 0, &sut.p)
+            .init(cfg.nr, 0, &*sut.p)
             .expect("a consistent topology");
         for c in 0..cfg.nr {
             let cpu = sut.cpu(c);
@@ -134,16 +135,16 @@ impl<P: Policy> Sut<P> {
     fn rebuild(&self) {
         self.set_platform_topology();
         self.m
-            .rebuild_sched_domains(&self.p)
+            .rebuild_sched_domains(&*self.p)
             .expect("the platform's topology is consistent");
     }
 
     fn irq_enter(&self, c: usize) {
-        self.m.tick_nohz_irq_enter(self.cpu(c), &self.p);
+        self.m.tick_nohz_irq_enter(self.cpu(c), &*self.p);
     }
 
     fn irq_exit(&self, c: usize) {
-        self.m.tick_nohz_irq_exit(self.cpu(c), &self.p);
+        self.m.tick_nohz_irq_exit(self.cpu(c), &*self.p);
     }
 
     fn set_tasks(&self, c: usize, n: u32) {
@@ -174,7 +175,7 @@ impl<P: Policy> Sut<P> {
         }
         let this = step.cpu();
         self.p.set_this_cpu(this.map(|c| self.cpu(c)));
-        let (m, p) = (&*self.m, &self.p);
+        let (m, p) = (&*self.m, &*self.p);
         match step {
             Step::Advance(n) => {
                 p.clock().advance(n);
@@ -584,7 +585,7 @@ pub fn model_view(m: &Model) -> View {
 
 /// The crate's state in the projection's shape.
 pub fn sut_view<P: Policy>(s: &Sut<P>) -> View {
-    let (m, p) = (&*s.m, &s.p);
+    let (m, p) = (&*s.m, &*s.p);
     let nohz = m.nohz();
     let w = m.warnings();
     View {

@@ -26,8 +26,8 @@
 use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use nohz::testing::{Event, HostPlatform, clear_has_blocked_load_unconditionally};
-use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{Event, World, clear_has_blocked_load_unconditionally, set_busy, set_idle};
+use nohz::{NohzFlags, Policy};
 use std::sync::atomic::{AtomicBool as StdBool, Ordering::Relaxed};
 
 /// The outcomes the race must reach.
@@ -80,9 +80,7 @@ struct Locked {
 /// STATS pass.
 pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [ilb, owner, other_ilb] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         m.nohz_balance_enter_idle(owner, &*p);
         assert!(m.rq(owner).has_blocked_load());
@@ -133,13 +131,13 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
             thread::spawn(move || {
                 let rq = m.rq(owner);
                 // A task wakes on CPU 1 and runs; when it blocks, its load stays behind.
-                super::set_busy(rq, 1);
+                set_busy(rq, 1);
                 let after_decay = {
                     let mut locked = rq_lock.lock().unwrap();
                     locked.load += 2;
                     locked.decays > 0
                 };
-                super::set_idle(rq);
+                set_idle(rq);
                 // A label only: the clear already took effect when CPU 1 sets the flag again.
                 let saw_clear = !rq.has_blocked_load();
                 m.nohz_balance_enter_idle(owner, &*p);

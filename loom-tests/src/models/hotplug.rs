@@ -20,9 +20,9 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
-use nohz::testing::HostPlatform;
-use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{World, set_busy, set_idle};
 use nohz::{KickDecision, KickOutcome};
+use nohz::{NohzFlags, Policy};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
@@ -45,15 +45,13 @@ pub enum GracePeriod {
 /// 2 was registered idle before its hotplug thread woke. CPU 1 stays busy.
 pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        super::set_busy(m.rq(c0), 2);
-        super::set_busy(m.rq(c1), 1);
+        set_busy(m.rq(c0), 2);
+        set_busy(m.rq(c1), 1);
         m.nohz_balance_enter_idle(c2, &*p);
         // CPU 2's hotplug thread is running: CPU 2 is busy, still registered.
-        super::set_busy(m.rq(c2), 1);
+        set_busy(m.rq(c2), 1);
 
         // Model-only state: CPU 0's read-side flag, "deactivate returned".
         let reading = Arc::new(AtomicBool::new(false));
@@ -73,7 +71,7 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
             p.on_synchronize_rcu(move |p| {
                 // The hotplug thread sleeps: CPU 2 switches to its idle task, whose tick
                 // stops, and idle entry runs.
-                super::set_idle(m.rq(c2));
+                set_idle(m.rq(c2));
                 m.nohz_balance_enter_idle(c2, p);
                 if grace == GracePeriod::WaitsForReaders {
                     // The grace period: after this fence, a reader either is seen (and

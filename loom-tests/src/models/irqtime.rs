@@ -16,9 +16,9 @@
 
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use nohz::testing::{HostPlatform, TestSleepable};
+use nohz::Policy;
+use nohz::testing::{TestSleepable, World};
 use nohz::{IrqContext, IrqTime};
-use nohz::{Jiffies, NrCpuIds, Policy};
 
 /// The assertion message when irq time was accounted after `disable` returned;
 /// `#[should_panic(expected = ...)]` tests match on it.
@@ -97,9 +97,7 @@ pub enum Flip {
 /// its calls, the key ends flipped, nothing warned. The cases count the calls that accounted.
 pub fn flip_against_accounting<P: Policy>(flip: Flip) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0));
-        let m = Arc::new(<nohz::machine!(P, 2)>::new());
-        let nr = m.init(2, 0, &p).unwrap();
+        let (m, _p, nr) = World::<P, 2>::shared();
         let cpu1 = nr.cpu(1).unwrap();
         if flip == Flip::Disable {
             m.enable_sched_clock_irqtime();
@@ -163,9 +161,7 @@ pub enum Quiesce {
 /// when the snapshot was taken.
 pub fn disable_then_rely_on_quiescence<P: Policy>(quiesce: Quiesce) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0));
-        let m = Arc::new(<nohz::machine!(P, 2)>::new());
-        let nr = m.init(2, 0, &p).unwrap();
+        let (m, _p, nr) = World::<P, 2>::shared();
         let cpu1 = nr.cpu(1).unwrap();
         m.enable_sched_clock_irqtime();
         let irqs_off = Arc::new([Mutex::new(()), Mutex::new(())]);

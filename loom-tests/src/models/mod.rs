@@ -18,6 +18,10 @@
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
 //! | [`blocked_load`] | `update_blocked_load_status`: the ILB's clear of `rq.has_blocked_load` against the owner's new set | none: all `Relaxed`; it kills the unconditional clear |
 //!
+//! Every model boots its machine with the shared rig (`nohz::testing::World::shared`: every
+//! CPU of its capacity, the clock at 0, the machine and platform in loom `Arc`s) and plays the
+//! scheduler's side with `nohz::testing::{set_busy, set_idle}`.
+//!
 //! Every model declares the outcomes its race must reach (`CASES`); the tests assert that each
 //! was reached by some execution, so no model passes by never exploring its race.
 
@@ -31,20 +35,3 @@ pub mod o7;
 pub mod o8;
 pub mod rebuild;
 pub mod seed001;
-
-use nohz::Rq;
-
-/// The scheduler's side of "`rq` now runs `n` tasks" (n >= 1): what the embedding kernel keeps
-/// current on its own CPU.
-pub fn set_busy(rq: &Rq, n: u32) {
-    rq.set_curr_is_idle(false);
-    rq.set_nr_running(n);
-    rq.set_h_nr_runnable(n);
-}
-
-/// The scheduler's side of "`rq` runs its idle task with nothing queued".
-pub fn set_idle(rq: &Rq) {
-    rq.set_curr_is_idle(true);
-    rq.set_nr_running(0);
-    rq.set_h_nr_runnable(0);
-}

@@ -7,10 +7,9 @@
 //! buffering, so it takes a SeqCst fence on both sides (`NOHZ_ENTER_IDLE_FENCE`,
 //! `NOHZ_ILB_FENCE`); each weakening of either fence fails.
 
-use loom::sync::Arc;
 use loom::thread;
-use nohz::testing::{Event, HostPlatform};
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{Event, World};
+use nohz::{NohzFlags, Policy};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
@@ -30,9 +29,7 @@ pub fn enter_idle_against_ilb<P: Policy>() -> crate::Explored {
 /// read-before-write policy may then store nothing). `labels` name the two obligations in the
 /// assertion messages.
 pub fn race<P: Policy, const N: usize>(earlier: bool, labels: [&str; 2], cases: &crate::Cases) {
-    let p = Arc::new(HostPlatform::<N>::new(NrCpuIds::full(), Jiffies::new(0)));
-    let m = Arc::new(Machine::<P, N, 1>::new());
-    let nr = m.init(N, 0, &*p).unwrap();
+    let (m, p, nr) = World::<P, N>::shared();
     let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
     if earlier {
         m.nohz_balance_enter_idle(nr.cpu(2).unwrap(), &*p);

@@ -11,8 +11,8 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use loom::thread;
 use nohz::KickOutcome;
-use nohz::testing::HostPlatform;
-use nohz::{Jiffies, NohzFlags, NrCpuIds, Patched, Warning};
+use nohz::testing::{HostPlatform, World};
+use nohz::{NohzFlags, Patched, Warning};
 
 type M = nohz::machine!(Patched, 3);
 type P = HostPlatform<3>;
@@ -32,9 +32,7 @@ const BITS: [NohzFlags; 2] = [NohzFlags::STATS, NohzFlags::NEXT];
 /// consumed.
 pub fn kick_ownership() -> crate::Explored {
     crate::model_cases(CASES, |cases| {
-        let p = Arc::new(P::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(M::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<Patched, 3>::shared();
         let target = nr.cpu(2).unwrap();
         m.nohz_balance_enter_idle(target, &*p);
 

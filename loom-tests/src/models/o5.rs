@@ -16,8 +16,8 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
-use nohz::testing::{Event, HostPlatform};
-use nohz::{Jiffies, NrCpuIds, Policy};
+use nohz::Policy;
+use nohz::testing::{Event, World, set_busy};
 use nohz::{KickDecision, KickOutcome};
 
 /// The outcomes the race must reach.
@@ -35,11 +35,9 @@ pub const CASES: &[&str] = &[
 /// observation alone proves nothing (that variant fails).
 pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [kicker, entering, leaving] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        super::set_busy(m.rq(kicker), 2);
+        set_busy(m.rq(kicker), 2);
         m.nohz_balance_enter_idle(leaving, &*p);
         let entered = Arc::new(AtomicBool::new(false));
 
@@ -53,7 +51,7 @@ pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored 
         let leave = {
             let (m, p) = (m.clone(), p.clone());
             thread::spawn(move || {
-                super::set_busy(m.rq(leaving), 1);
+                set_busy(m.rq(leaving), 1);
                 m.nohz_balance_exit_idle(leaving, &*p);
             })
         };

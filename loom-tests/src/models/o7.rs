@@ -12,10 +12,9 @@
 //!   without a barrier fails the same check (the imprecision O6 accepts), kept as an
 //!   expected-failure test.
 
-use loom::sync::Arc;
 use loom::thread;
-use nohz::testing::{Event, HostPlatform};
-use nohz::{Jiffies, Machine, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{Event, World};
+use nohz::{Jiffies, Machine, NohzFlags, Policy};
 
 /// CPU 2 registered before the threads (so both flags are 1); main = ILB (CPU 0) runs a
 /// STATS|NEXT pass while a spawned CPU 1 registers (`o1_o2::race` with a CPU registered
@@ -42,9 +41,7 @@ pub const REPEAT_CASES: &[&str] = &[
 /// or `nohz.has_blocked_load` is 1 so that a later pass will.
 pub fn repeat_enter_idle_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(REPEAT_CASES, |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [ilb, again, other] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         m.nohz_balance_enter_idle(again, &*p);
         m.nohz_balance_enter_idle(other, &*p);
@@ -98,9 +95,7 @@ fn kick_due<P: Policy, const N: usize, const W: usize>(m: &Machine<P, N, W>, now
 /// agrees.
 pub fn deadline_against_ilb<P: Policy>() -> crate::Explored {
     crate::model_cases(DEADLINE_CASES, |cases| {
-        let p = Arc::new(HostPlatform::<2>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 2)>::new());
-        let nr = m.init(2, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 2>::shared();
         let (ilb, idle) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
         // Balancing not due for a while: the rqs' deadlines, folded by a NEXT pass.
         for cpu in nr.iter() {

@@ -20,8 +20,8 @@ use loom::sync::atomic::Ordering::SeqCst;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Release};
 use loom::thread;
 use nohz::KickOutcome;
-use nohz::testing::{Event, HostPlatform};
-use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy, Warning};
+use nohz::testing::{Event, HostPlatform, World, set_busy};
+use nohz::{NohzFlags, Policy, Warning};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
@@ -43,12 +43,10 @@ const BITS: [NohzFlags; 2] = [NohzFlags::STATS, NohzFlags::NEXT];
 /// returned" and "nohz_run_idle_balance returned".
 pub fn newilb_against_kicks<P: Policy>() -> crate::Explored {
     crate::model_cases(CASES, |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [k0, k1, target] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        super::set_busy(m.rq(k0), 1);
-        super::set_busy(m.rq(k1), 1);
+        set_busy(m.rq(k0), 1);
+        set_busy(m.rq(k1), 1);
         m.nohz_balance_enter_idle(target, &*p);
         m.rq(target).set_avg_idle(u64::MAX);
 

@@ -19,8 +19,8 @@ use super::hotplug::GracePeriod;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
-use nohz::testing::HostPlatform;
-use nohz::{Jiffies, NrCpuIds, Policy};
+use nohz::Policy;
+use nohz::testing::{World, set_busy, set_idle};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[
@@ -43,12 +43,10 @@ fn read_side<T>(flag: &AtomicBool, body: impl FnOnce() -> T) -> T {
 /// spawned CPU 2 goes idle and registers. One LLC of CPUs 0..3; CPU 0 stays busy.
 pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
-        super::set_busy(m.rq(c0), 1);
-        super::set_busy(m.rq(c2), 1);
+        set_busy(m.rq(c0), 1);
+        set_busy(m.rq(c2), 1);
         m.nohz_balance_enter_idle(c1, &*p);
         assert_eq!(m.llc_nr_busy_cpus(c0), Some(2));
 
@@ -70,7 +68,7 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
         let leave = {
             let (m, p, readers) = (m.clone(), p.clone(), readers.clone());
             thread::spawn(move || {
-                super::set_busy(m.rq(c1), 1);
+                set_busy(m.rq(c1), 1);
                 read_side(&readers[0], || {
                     // What it saw: the LLC count of the generation it worked in, before.
                     let before = m.llc_nr_busy_cpus(c1);
@@ -82,7 +80,7 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
         let enter = {
             let (m, p, readers) = (m.clone(), p.clone(), readers.clone());
             thread::spawn(move || {
-                super::set_idle(m.rq(c2));
+                set_idle(m.rq(c2));
                 read_side(&readers[1], || m.nohz_balance_enter_idle(c2, &*p));
             })
         };
@@ -101,9 +99,9 @@ pub fn rebuild_against_enter_exit<P: Policy>(grace: GracePeriod) -> crate::Explo
         };
         consistent("after the race");
         // And it stays right: CPU 2 leaves, CPU 1 registers again, CPU 2 again.
-        super::set_busy(m.rq(c2), 1);
+        set_busy(m.rq(c2), 1);
         m.nohz_balance_exit_idle(c2, &*p);
-        super::set_idle(m.rq(c1));
+        set_idle(m.rq(c1));
         m.nohz_balance_enter_idle(c1, &*p);
         consistent("after later exits and entries");
         cases.hit(CASES[usize::from(seen != Some(2))]);

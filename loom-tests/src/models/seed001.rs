@@ -9,10 +9,9 @@
 //! kernel) nohz_balance_enter_idle runs only on the pass that stops the tick, so the CPU stays invisible:
 //! the model's first assertion fails, which the tests keep as an expected failure.
 
-use loom::sync::Arc;
 use loom::thread;
-use nohz::testing::{Event, HostPlatform, START_NS};
-use nohz::{Jiffies, NohzFlags, NrCpuIds, Policy};
+use nohz::testing::{Event, START_NS, World, set_busy, set_idle};
+use nohz::{NohzFlags, Policy};
 
 /// The assertion message when the idle NO_HZ_FULL CPU is not in the idle mask (the pre-seed
 /// bug); `#[should_panic(expected = ...)]` tests match on it.
@@ -41,21 +40,19 @@ pub enum IdlePass {
 /// finishes its task and runs `pass`.
 pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
     crate::model_cases(CASES, move |cases| {
-        let p = Arc::new(HostPlatform::<3>::new(NrCpuIds::full(), Jiffies::new(0)));
-        let m = Arc::new(<nohz::machine!(P, 3)>::new());
-        let nr = m.init(3, 0, &*p).unwrap();
+        let (m, p, nr) = World::<P, 3>::shared();
         let [timekeeper, ilb, full] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         for cpu in nr.iter() {
             m.tick_nohz_activate(cpu, true);
         }
         assert_eq!(m.tick_do_timer_cpu(), Some(timekeeper));
-        super::set_busy(m.rq(timekeeper), 1);
+        set_busy(m.rq(timekeeper), 1);
         m.nohz_full().set(full);
         m.housekeeping().clear(full);
         p.set_vtime_accounting(full, true);
 
         // CPU 2 runs one task; its tick stops (full dynticks), which never registers it.
-        super::set_busy(m.rq(full), 1);
+        set_busy(m.rq(full), 1);
         p.set_next_timer(full, START_NS + 100_000_000);
         m.tick_nohz_full_stop_tick(full, &*p);
         assert!(m.tick_nohz_tick_stopped(full));
@@ -70,7 +67,7 @@ pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
         let t = {
             let (m, p) = (m.clone(), p.clone());
             thread::spawn(move || {
-                super::set_idle(m.rq(full));
+                set_idle(m.rq(full));
                 match pass {
                     IdlePass::StopTick => {
                         m.tick_nohz_idle_enter(full, &*p);

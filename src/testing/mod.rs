@@ -1,5 +1,7 @@
 //! Host implementations of the platform traits, for tests, loom models, the harness and
-//! benches (feature `testing`; uses `std`, so a kernel never enables it).
+//! benches (feature `testing`; uses `std`, so a kernel never enables it), and the shared test
+//! rig built on them: [`World`] (a machine and its platform) and
+//! [`for_each_policy!`](crate::for_each_policy) (one test per policy).
 //!
 //! # Design
 //!
@@ -11,8 +13,15 @@
 //! The state is built from `crate::sync` atomics, so inside a loom model the platform's racy
 //! fields are explored like the crate's own. The event log is a `std` mutex held only for a
 //! `Vec` push (no loom operation inside), so it never blocks a loom thread.
+//!
+//! [`World`] (`world.rs`) is the one rig the kernel-path tests, the property tests and the
+//! loom models build their machines with; its design notes are on the type.
 
 extern crate std;
+
+mod world;
+
+pub use world::{CPUS, START_JIFFIES, World, set_busy, set_idle};
 
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::fair::rq::Rq;
@@ -190,11 +199,27 @@ struct TickState {
     governor: AtomicU32,
 }
 
-/// A callback run inside each idle state (interrupts arriving, in tests and the harness).
-#[derive(Clone, Default)]
-struct IdleHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>) + Send + Sync>>);
+/// A callback the platform runs at one of its events, or none (the event's fixed behaviour).
+/// It sits behind a `std` mutex and is cloned out before it runs: it may block, yield (a loom
+/// unpark) or call back into the crate, never under the lock.
+struct Hook<F: ?Sized>(Option<Arc<F>>);
 
-impl<const N: usize> core::fmt::Debug for IdleHook<N> {
+impl<F: ?Sized> Hook<F> {
+    /// Installs `f` in `slot`, replacing what was there.
+    fn set(slot: &Mutex<Self>, f: Arc<F>) {
+        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Hook(Some(f));
+    }
+
+    /// The hook in `slot`, cloned out of the lock.
+    fn get(slot: &Mutex<Self>) -> Option<Arc<F>> {
+        slot.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+}
+
+impl<F: ?Sized> core::fmt::Debug for Hook<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(if self.0.is_some() {
             "Some(<hook>)"
@@ -204,57 +229,19 @@ impl<const N: usize> core::fmt::Debug for IdleHook<N> {
     }
 }
 
-/// A callback run inside [`Balance::update_blocked_averages`] (the decay under the target's
-/// rq lock, as a test or a loom model plays it); its answer replaces the fixed one.
-#[derive(Clone, Default)]
-struct DecayHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>, CpuId<N>) -> bool + Send + Sync>>);
+/// Run inside each idle state (interrupts arriving, in tests and the harness).
+type IdleHook<const N: usize> = Hook<dyn Fn(CpuId<N>) + Send + Sync>;
 
-impl<const N: usize> core::fmt::Debug for DecayHook<N> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Some(<hook>)"
-        } else {
-            "None"
-        })
-    }
-}
+/// Run inside [`Balance::update_blocked_averages`] (the decay under the target's rq lock, as a
+/// test or a loom model plays it); its answer replaces the fixed one.
+type DecayHook<const N: usize> = Hook<dyn Fn(CpuId<N>, CpuId<N>) -> bool + Send + Sync>;
 
-/// A callback run after an IPI is recorded (e.g. to wake the target's thread).
-#[derive(Clone, Default)]
-struct IpiHook<const N: usize>(Option<Arc<dyn Fn(CpuId<N>, CpuId<N>) + Send + Sync>>);
+/// Run after an IPI is recorded (e.g. to wake the target's thread).
+type IpiHook<const N: usize> = Hook<dyn Fn(CpuId<N>, CpuId<N>) + Send + Sync>;
 
-impl<const N: usize> core::fmt::Debug for IpiHook<N> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Some(<hook>)"
-        } else {
-            "None"
-        })
-    }
-}
-
-/// A callback run inside [`CpuState::synchronize_rcu`] (what other CPUs do during the grace
-/// period, in tests and loom models), given the platform.
-#[allow(clippy::type_complexity)]
-struct RcuHook<const N: usize, const HZ: u32>(
-    Option<Arc<dyn Fn(&HostPlatform<N, HZ>) + Send + Sync>>,
-);
-
-impl<const N: usize, const HZ: u32> Clone for RcuHook<N, HZ> {
-    fn clone(&self) -> Self {
-        RcuHook(self.0.clone())
-    }
-}
-
-impl<const N: usize, const HZ: u32> core::fmt::Debug for RcuHook<N, HZ> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Some(<hook>)"
-        } else {
-            "None"
-        })
-    }
-}
+/// Run inside [`CpuState::synchronize_rcu`] (what other CPUs do during the grace period, in
+/// tests and loom models), given the platform.
+type RcuHook<const N: usize, const HZ: u32> = Hook<dyn Fn(&HostPlatform<N, HZ>) + Send + Sync>;
 
 impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// A machine of `nr` CPUs whose clock starts at `start`.
@@ -277,8 +264,8 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             newidle_deadline: AtomicUsize::new(0),
             newidle_has_deadline: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
-            ipi_hook: Mutex::new(IpiHook(None)),
-            rcu_hook: Mutex::new(RcuHook(None)),
+            ipi_hook: Mutex::new(Hook(None)),
+            rcu_hook: Mutex::new(Hook(None)),
             tick: TickState {
                 now: AtomicU64::new(START_NS),
                 last_jiffies_update: AtomicU64::new(START_NS),
@@ -299,8 +286,8 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
                 idle_poll: AtomicBool::new(false),
                 governor: AtomicU32::new(0),
             },
-            idle_hook: Mutex::new(IdleHook(None)),
-            decay_hook: Mutex::new(DecayHook(None)),
+            idle_hook: Mutex::new(Hook(None)),
+            decay_hook: Mutex::new(Hook(None)),
         }
     }
 
@@ -473,19 +460,11 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// Runs `during(cpu)` inside each idle state and poll (an interrupt arriving). Without a
     /// hook the idle state returns at once with `need_resched` set, ending the idle loop.
     pub fn on_idle(&self, during: impl Fn(CpuId<N>) + Send + Sync + 'static) {
-        *self
-            .idle_hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = IdleHook(Some(Arc::new(during)));
+        Hook::set(&self.idle_hook, Arc::new(during));
     }
 
     fn idle_event(&self, cpu: CpuId<N>) {
-        let hook = self
-            .idle_hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        match hook.0 {
+        match Hook::get(&self.idle_hook) {
             Some(during) => during(cpu),
             None => self.set_need_resched(cpu, true),
         }
@@ -494,16 +473,14 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// Runs `deliver(from, to)` after each IPI is recorded: the harness and loom models use it
     /// to wake the target CPU's thread, which then calls the crate's csd entry point.
     pub fn on_ipi(&self, deliver: impl Fn(CpuId<N>, CpuId<N>) + Send + Sync + 'static) {
-        *self.ipi_hook.lock().unwrap_or_else(PoisonError::into_inner) =
-            IpiHook(Some(Arc::new(deliver)));
+        Hook::set(&self.ipi_hook, Arc::new(deliver));
     }
 
     /// Runs `wait` inside every [`CpuState::synchronize_rcu`], after recording it: what the
     /// grace period lets happen meanwhile (the dying CPU running its idle loop while the
     /// hotplug thread sleeps), or, in a loom model, the wait for the readers itself.
     pub fn on_synchronize_rcu(&self, wait: impl Fn(&Self) + Send + Sync + 'static) {
-        *self.rcu_hook.lock().unwrap_or_else(PoisonError::into_inner) =
-            RcuHook(Some(Arc::new(wait)));
+        Hook::set(&self.rcu_hook, Arc::new(wait));
     }
 
     /// Runs `decay(by, cpu)` inside each [`Balance::update_blocked_averages`], after the event
@@ -515,10 +492,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         &self,
         decay: impl Fn(CpuId<N>, CpuId<N>) -> bool + Send + Sync + 'static,
     ) {
-        *self
-            .decay_hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = DecayHook(Some(Arc::new(decay)));
+        Hook::set(&self.decay_hook, Arc::new(decay));
     }
 
     fn record(&self, event: Event<N>) {
@@ -569,13 +543,7 @@ impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
     }
     fn synchronize_rcu(&self) {
         self.record(Event::SynchronizeRcu);
-        // Clone the hook out first: it may block or yield, never under the lock.
-        let hook = self
-            .rcu_hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(wait) = hook.0 {
+        if let Some(wait) = Hook::get(&self.rcu_hook) {
             wait(self);
         }
     }
@@ -584,13 +552,7 @@ impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
 impl<const N: usize, const HZ: u32> Ipi<N> for HostPlatform<N, HZ> {
     fn send_nohz_ipi(&self, from: CpuId<N>, to: CpuId<N>) {
         self.record(Event::Ipi { from, to });
-        // Clone the hook out first: it may block or yield (a loom unpark), never under the lock.
-        let hook = self
-            .ipi_hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(deliver) = hook.0 {
+        if let Some(deliver) = Hook::get(&self.ipi_hook) {
             deliver(from, to);
         }
     }
@@ -633,13 +595,7 @@ impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
 impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
     fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool {
         self.record(Event::BlockedAverages { by, cpu });
-        // Clone the hook out first: it may call back into the crate or take a loom lock.
-        let hook = self
-            .decay_hook
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        match hook.0 {
+        match Hook::get(&self.decay_hook) {
             Some(decay) => decay(by, cpu),
             None => self.blocked_remains[cpu.index()].load(Relaxed),
         }
