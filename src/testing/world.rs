@@ -23,7 +23,7 @@
 extern crate std;
 
 use super::{Event, HostPlatform};
-use crate::rq::Rq;
+use crate::fair::rq::Rq;
 use crate::{CpuId, Jiffies, KickDecision, Machine, NrCpuIds, Policy, TickSched};
 use std::vec::Vec;
 
