@@ -54,20 +54,17 @@ mod common;
 
 use common::{Masks, Rig};
 use common::{
-    NAIVE_COPIES, NAIVE_IS_EMPTY_COPIES, mask_first, mask_is_empty, naive_first, pace, rmw_word,
-    two_rmws,
+    NAIVE_COPIES, NAIVE_IS_EMPTY_COPIES, mask_first, mask_is_empty, naive_first, rmw_word, two_rmws,
 };
 use nohz::{CachePadded, Legacy, Patched, Policy, Scalable};
 use nohz_stress::measure::{
-    Interleaved, InterleavedMany, MIN_ON_CPU, ThreadClock, ThreadUsage, interleave,
-    interleave_many, median,
+    Antagonist, Churn, Interleaved, MIN_ON_CPU, Pacing, RUN_FOR, Session, WORK_NS, Work, churn,
+    median,
 };
-use std::cell::Cell;
 use std::fmt;
-use std::hint::{black_box, spin_loop};
+use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Kept runs per variant (the spec asks for at least 11).
 const RUNS: usize = 41;
@@ -75,13 +72,6 @@ const RUNS: usize = 41;
 /// Kept runs per variant when the binary runs as a test (`cargo test --benches`, which does
 /// not pass `--bench`): a smoke run of the set-up and its layout checks, not a measurement.
 const SMOKE_RUNS: usize = 2;
-
-/// Length of one timed run.
-const RUN_FOR: Duration = Duration::from_millis(2);
-
-/// How long the antagonist runs before the measuring thread starts its clocks, once it has
-/// said it started (it also ran through an untimed warm-up run of each comparison).
-const PRE_ROLL: Duration = Duration::from_micros(100);
 
 /// Operations between two clock reads: a batch lasts a few microseconds at least, so reading
 /// the clock costs under 1 % of a run.
@@ -126,7 +116,8 @@ fn main() {
     let main_pinned = cores
         .first()
         .is_some_and(|&c| core_affinity::set_for_current(c));
-    let (steps, step_ns) = calibrate_work();
+    let work = Work::calibrate();
+    let (steps, step_ns) = (work.steps, work.step_ns);
     println!(
         "# nohz contention bench: {} CPU(s) usable; measuring thread on CPU {} ({}); {runs} kept \
          runs of {} ms per variant, interleaved; a run counts only if each thread was on a CPU \
@@ -149,7 +140,7 @@ fn main() {
              two different CPUs, and this process may use {}",
             all.len()
         );
-        run_rounds(&Ctx::new(None, runs), &args, rounds);
+        run_rounds(&Session::new(None, runs, work), &args, rounds);
         print_summary(rounds);
         return;
     }
@@ -158,7 +149,7 @@ fn main() {
         let ant = &ant;
         let core = cores[1];
         let server = s.spawn(move || ant.serve(core));
-        let ctx = Ctx::new(Some(ant), runs);
+        let ctx = Session::new(Some(ant), runs, work);
         // Waits for the antagonist to report its pinning.
         let pinned = ant.pinned();
         println!(
@@ -175,8 +166,8 @@ fn main() {
 
 /// Runs the table `rounds` times, in the targets' order; the contended targets (T1, T3, T4,
 /// T5b) only when `ctx` has an antagonist.
-fn run_rounds(ctx: &Ctx<'_>, args: &Args, rounds: usize) {
-    let contended = ctx.ant.is_some();
+fn run_rounds(ctx: &Session<'_>, args: &Args, rounds: usize) {
+    let contended = ctx.has_antagonist();
     for round in 1..=rounds {
         round_header(round, rounds);
         let legacy = Arc::new(Rig::<Legacy>::new());
@@ -361,7 +352,7 @@ fn print_summary(rounds: usize) {
 /// `Scalable` bound was reachable under that run's conditions at all. A fifth, a
 /// [`PingPong`] round trip, measures what moving one line between the two CPUs cost meanwhile
 /// (the indented `transfer` line).
-fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
+fn t1(ctx: &Session<'_>, legacy: &Arc<Rig<Legacy>>) {
     let patched = Arc::new(Rig::<Patched>::new());
     let scalable = Arc::new(Rig::<Scalable>::new());
     let line = Arc::new(PingPong::default());
@@ -369,7 +360,7 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
         job(&patched),
         job(&scalable),
         job(legacy),
-        Arc::new(MaskPairs(Arc::clone(&scalable))),
+        mask_pairs(&scalable),
         Arc::clone(&line) as Arc<dyn Churn>,
     ];
     let rows = [
@@ -379,11 +370,11 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
     for pacing in [Pacing::Tight, Pacing::Paced] {
         let r = ctx.interleave_many(5, |v| {
             ctx.contended(&jobs[v], || match v {
-                0 => timed_pairs(&patched, pacing),
-                1 => timed_pairs(&scalable, pacing),
-                2 => timed_pairs(legacy, pacing),
-                3 => timed(BATCH_PAIRS, pacing, || mask_pair(&scalable, 0)),
-                _ => timed(BATCH_PAIRS, pacing, || line.round_trip()),
+                0 => timed_pairs(ctx, &patched, pacing),
+                1 => timed_pairs(ctx, &scalable, pacing),
+                2 => timed_pairs(ctx, legacy, pacing),
+                3 => ctx.timed(BATCH_PAIRS, pacing, || mask_pair(&scalable, 0)),
+                _ => ctx.timed(BATCH_PAIRS, pacing, || line.round_trip()),
             })
         });
         let lost = ctx.lost();
@@ -416,22 +407,22 @@ fn t1(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
 /// trip in one interleaving; each pair's antagonist runs the same kind of pair on CPU 1. A
 /// `floor` line gives the `mask-only` pair over `Legacy`'s against the bound, and a
 /// `transfer` line the round trip, as T1's do.
-fn t3(ctx: &Ctx<'_>, legacy: &Arc<Rig<Legacy>>) {
+fn t3(ctx: &Session<'_>, legacy: &Arc<Rig<Legacy>>) {
     let rig = Arc::new(Rig::<Scalable>::new());
     let line = Arc::new(PingPong::default());
     let jobs: [Arc<dyn Churn>; 4] = [
         job(&rig),
-        Arc::new(MaskPairs(Arc::clone(&rig))),
+        mask_pairs(&rig),
         job(legacy),
         Arc::clone(&line) as Arc<dyn Churn>,
     ];
     for pacing in [Pacing::Tight, Pacing::Paced] {
         let r = ctx.interleave_many(4, |v| {
             ctx.contended(&jobs[v], || match v {
-                0 => timed_pairs(&rig, pacing),
-                1 => timed(BATCH_PAIRS, pacing, || mask_pair(&rig, 0)),
-                2 => timed_pairs(legacy, pacing),
-                _ => timed(BATCH_PAIRS, pacing, || line.round_trip()),
+                0 => timed_pairs(ctx, &rig, pacing),
+                1 => ctx.timed(BATCH_PAIRS, pacing, || mask_pair(&rig, 0)),
+                2 => timed_pairs(ctx, legacy, pacing),
+                _ => ctx.timed(BATCH_PAIRS, pacing, || line.round_trip()),
             })
         });
         let also = (pacing != Pacing::Tight).then_some(pacing);
@@ -471,14 +462,9 @@ fn mask_pair<P: Policy>(rig: &Rig<P>, i: usize) {
 }
 
 /// Antagonist work for the `mask-only` baseline: [`mask_pair`]s on CPU 1.
-struct MaskPairs<P: Policy>(Arc<Rig<P>>);
-
-impl<P: Policy> Churn for MaskPairs<P> {
-    fn churn_until(&self, stop: &AtomicBool) {
-        while !stop.load(Ordering::Relaxed) {
-            repeat::<false, ()>(64, || mask_pair(&self.0, 1));
-        }
-    }
+fn mask_pairs<P: Policy>(rig: &Arc<Rig<P>>) -> Arc<dyn Churn> {
+    let rig = Arc::clone(rig);
+    churn(move || mask_pair(&rig, 1))
 }
 
 /// A line the two threads hand back and forth: what moving a line between the two CPUs costs
@@ -532,7 +518,7 @@ fn print_round_trip(target: &str, name: &str, pacing: Pacing, kept: &[f64]) {
 }
 
 /// T2: the uncontended pair, `Patched` against `Legacy` and against two bare locked RMWs.
-fn t2(ctx: &Ctx<'_>) {
+fn t2(ctx: &Session<'_>) {
     let patched = Rig::<Patched>::new();
     let legacy = Rig::<Legacy>::new();
     let word = rmw_word();
@@ -547,9 +533,9 @@ fn t2(ctx: &Ctx<'_>) {
         ctx.interleave(|is_b| {
             ctx.quiet(|| {
                 if is_b {
-                    timed_pairs(&legacy, pacing)
+                    timed_pairs(ctx, &legacy, pacing)
                 } else {
-                    timed_pairs(&patched, pacing)
+                    timed_pairs(ctx, &patched, pacing)
                 }
             })
         })
@@ -565,9 +551,9 @@ fn t2(ctx: &Ctx<'_>) {
         ctx.interleave(|is_b| {
             ctx.quiet(|| {
                 if is_b {
-                    timed(BATCH_PAIRS, pacing, || two_rmws(&word))
+                    ctx.timed(BATCH_PAIRS, pacing, || two_rmws(&word))
                 } else {
-                    timed_pairs(&patched, pacing)
+                    timed_pairs(ctx, &patched, pacing)
                 }
             })
         })
@@ -584,13 +570,13 @@ fn t2(ctx: &Ctx<'_>) {
 /// loop, so the per-read cost is what the seed changed. A [`PingPong`] round trip runs in the
 /// same interleaving (the `transfer` line): what the negative control shows is what moving a
 /// line between the two CPUs costs there.
-fn t4(ctx: &Ctx<'_>) {
+fn t4(ctx: &Session<'_>) {
     t4_row::<Patched>(ctx, "key", Bound::AtMost(1.05));
     t4_row::<Legacy>(ctx, "flag", Bound::AtLeast(2.0));
 }
 
 /// One row of T4 for `P` (`what` names what `P` reads).
-fn t4_row<P: Policy>(ctx: &Ctx<'_>, what: &str, bound: Bound) {
+fn t4_row<P: Policy>(ctx: &Session<'_>, what: &str, bound: Bound) {
     let shared = Arc::new(Rig::<P>::new());
     let private = Arc::new(Rig::<P>::new());
     let line = Arc::new(PingPong::default());
@@ -604,8 +590,8 @@ fn t4_row<P: Policy>(ctx: &Ctx<'_>, what: &str, bound: Bound) {
     for pacing in [Pacing::Paced, Pacing::Tight] {
         let r = ctx.interleave_many(3, |v| {
             ctx.contended(&jobs[v], || match v {
-                0 | 1 => timed(BATCH_READS, pacing, || shared.irqtime_read()),
-                _ => timed(BATCH_PAIRS, pacing, || line.round_trip()),
+                0 | 1 => ctx.timed(BATCH_READS, pacing, || shared.irqtime_read()),
+                _ => ctx.timed(BATCH_PAIRS, pacing, || line.round_trip()),
             })
         });
         let also = (pacing != Pacing::Paced).then_some(pacing);
@@ -617,7 +603,7 @@ fn t4_row<P: Policy>(ctx: &Ctx<'_>, what: &str, bound: Bound) {
 /// T5a's timing: a busy CPU 0's not-due `nohz_balancer_kick` on a quiet machine over an empty
 /// function called the same way, tight (the primary) and paced, `Scalable` and (for
 /// comparison) `Patched`. CI gates T5a on the instruction count instead (`ci/guards.sh`).
-fn t5a(ctx: &Ctx<'_>) {
+fn t5a(ctx: &Session<'_>) {
     t5a_row::<Scalable>(ctx);
     t5a_row::<Patched>(ctx);
 }
@@ -626,7 +612,7 @@ fn t5a(ctx: &Ctx<'_>) {
 /// `floor` line) the spec's whole not-due test alone (the clock and the one deadline word
 /// loaded and compared, out of line like the kick), in one interleaving. The floor shows what
 /// any kick that makes that test costs over the empty function under the same pacing.
-fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
+fn t5a_row<P: Policy>(ctx: &Session<'_>) {
     let rig = Rig::<P>::new();
     not_due_with_cpu1_registered(&rig);
     let kick = black_box(kick_cpu0::<P> as fn(&Rig<P>) -> bool);
@@ -645,7 +631,7 @@ fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
     let with_floor = P::KICK_DEADLINE;
     for pacing in [Pacing::Tight, Pacing::Paced] {
         let r = ctx.interleave_many(2 + usize::from(with_floor), |v| {
-            ctx.quiet(|| timed(BATCH_READS, pacing, || fns[v](&rig)))
+            ctx.quiet(|| ctx.timed(BATCH_READS, pacing, || fns[v](&rig)))
         });
         let also = (pacing != Pacing::Tight).then_some(pacing);
         let lost = ctx.lost();
@@ -671,21 +657,21 @@ fn t5a_row<P: Policy>(ctx: &Ctx<'_>) {
 /// an empty function in the same conditions. `Scalable` re-enters without storing and tests
 /// "not due" with one load; `Patched` (printed for comparison, same bound) stores
 /// `has_blocked_load` on every re-entry, so the kick's reads of the `nohz` line keep missing.
-fn t5b(ctx: &Ctx<'_>) {
+fn t5b(ctx: &Session<'_>) {
     t5b_row::<Scalable>(ctx);
     t5b_row::<Patched>(ctx);
 }
 
 /// One row of T5b for `P`.
-fn t5b_row<P: Policy>(ctx: &Ctx<'_>) {
-    let (steps, step_ns) = calibrate_work();
+fn t5b_row<P: Policy>(ctx: &Session<'_>) {
+    let Work { steps, step_ns } = ctx.recalibrate();
     eprintln!(
         "T5b {}: work between calls recalibrated: {steps} steps of {step_ns:.2} ns",
         P::NAME
     );
     let rig = Arc::new(Rig::<P>::new());
     not_due_with_cpu1_registered(&rig);
-    let churn: Arc<dyn Churn> = Arc::new(ReEnter(Arc::clone(&rig)));
+    let job = re_enter(&rig);
     let kick = black_box(kick_cpu0::<P> as fn(&Rig<P>) -> bool);
     let empty = black_box(empty_fn::<P> as fn(&Rig<P>) -> bool);
     let a = format!("{}-kick-not-due", P::NAME);
@@ -699,7 +685,7 @@ fn t5b_row<P: Policy>(ctx: &Ctx<'_>) {
     .report(ctx, Pacing::Worked, |pacing| {
         ctx.interleave(|is_b| {
             let f = if is_b { empty } else { kick };
-            ctx.contended(&churn, || timed(BATCH_WORKED, pacing, || f(&rig)))
+            ctx.contended(&job, || ctx.timed(BATCH_WORKED, pacing, || f(&rig)))
         })
     });
     assert!(kick(&rig), "still on the not-due path after the runs");
@@ -748,17 +734,9 @@ fn not_due_with_cpu1_registered<P: Policy>(rig: &Rig<P>) {
 }
 
 /// Antagonist work for T5b: CPU 1 re-entering idle with its tick stopped, back to back.
-struct ReEnter<P: Policy>(Arc<Rig<P>>);
-
-impl<P: Policy> Churn for ReEnter<P> {
-    fn churn_until(&self, stop: &AtomicBool) {
-        let rig = &*self.0;
-        while !stop.load(Ordering::Relaxed) {
-            repeat::<false, ()>(64, || {
-                black_box(&*rig.m).nohz_balance_enter_idle(rig.cpus[1], &*rig.plat)
-            });
-        }
-    }
+fn re_enter<P: Policy>(rig: &Arc<Rig<P>>) -> Arc<dyn Churn> {
+    let rig = Arc::clone(rig);
+    churn(move || black_box(&*rig.m).nohz_balance_enter_idle(rig.cpus[1], &*rig.plat))
 }
 
 /// T6 (`is_empty` on an empty 4096-bit mask against the naive early-exit loop, and in ns) and
@@ -769,7 +747,7 @@ impl<P: Policy> Churn for ReEnter<P> {
 /// interleaving and divides by the fastest: the strict baseline, and one that does not move
 /// with the layout of a build. stderr has every copy's median and address (here one or two of
 /// the four copies run at half the speed of the others, depending on the build).
-fn t6_t7(ctx: &Ctx<'_>) {
+fn t6_t7(ctx: &Session<'_>) {
     let m = Masks::new();
     let t6 = Check::new(
         "T6",
@@ -784,11 +762,11 @@ fn t6_t7(ctx: &Ctx<'_>) {
             const _: () = assert!(NAIVE_COPIES == 4, "one match arm per naive copy");
             let (words, nr) = (&*m.words, m.nr.get());
             ctx.quiet(|| match v {
-                0 => timed(BATCH_SCANS, pacing, || mask_is_empty(&m.mask, m.nr)),
-                1 => timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[0](words, nr)),
-                2 => timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[1](words, nr)),
-                3 => timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[2](words, nr)),
-                _ => timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[3](words, nr)),
+                0 => ctx.timed(BATCH_SCANS, pacing, || mask_is_empty(&m.mask, m.nr)),
+                1 => ctx.timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[0](words, nr)),
+                2 => ctx.timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[1](words, nr)),
+                3 => ctx.timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[2](words, nr)),
+                _ => ctx.timed(BATCH_SCANS, pacing, || NAIVE_IS_EMPTY_COPIES[3](words, nr)),
             })
         });
         let medians: Vec<f64> = (1..=NAIVE_COPIES)
@@ -818,9 +796,9 @@ fn t6_t7(ctx: &Ctx<'_>) {
             ctx.interleave(|is_b| {
                 ctx.quiet(|| {
                     if is_b {
-                        timed(BATCH_SCANS, pacing, || naive_first(&m.words, m.nr.get()))
+                        ctx.timed(BATCH_SCANS, pacing, || naive_first(&m.words, m.nr.get()))
                     } else {
-                        timed(BATCH_SCANS, pacing, || mask_first(&m.mask, m.nr))
+                        ctx.timed(BATCH_SCANS, pacing, || mask_first(&m.mask, m.nr))
                     }
                 })
             })
@@ -828,351 +806,26 @@ fn t6_t7(ctx: &Ctx<'_>) {
     );
 }
 
-// ---- timing ----
-
-/// Runs `f` in batches of `batch` calls, paced as `pacing` says, until [`RUN_FOR`] has
-/// passed; returns ns per call (with [`Pacing::Worked`], per call and its work).
-fn timed<R>(batch: u64, pacing: Pacing, mut f: impl FnMut() -> R) -> f64 {
-    let steps = WORK_STEPS.load(Ordering::Relaxed);
-    let t0 = Instant::now();
-    let mut calls = 0u64;
-    loop {
-        match pacing {
-            Pacing::Tight => repeat::<false, R>(batch, &mut f),
-            Pacing::Paced => repeat::<true, R>(batch, &mut f),
-            Pacing::Worked => repeat_worked(batch, steps, &mut f),
-        }
-        calls += batch;
-        let spent = t0.elapsed();
-        if spent >= RUN_FOR {
-            return spent.as_nanos() as f64 / calls as f64;
-        }
-    }
-}
-
-/// Calls `f` `n` times, its result through `black_box`; with `PACED`, an `lfence` before
-/// each call. The choice is a type parameter, so each loop is compiled on its own.
-#[inline(always)]
-fn repeat<const PACED: bool, R>(n: u64, mut f: impl FnMut() -> R) {
-    for _ in 0..n {
-        if PACED {
-            pace();
-        }
-        black_box(f());
-    }
-}
-
-/// Calls `f` `n` times, each call between [`work`] of `steps` steps and an `lfence`, and
-/// followed by another `lfence`: the call starts after the work has finished and must finish
-/// before the next work starts, so its whole latency (a cache miss included) counts and
-/// nothing overlaps it.
-#[inline(always)]
-fn repeat_worked<R>(n: u64, steps: u64, mut f: impl FnMut() -> R) {
-    let mut x = black_box(1u64);
-    for _ in 0..n {
-        x = work(x, steps);
-        pace();
-        black_box(f());
-        pace();
-    }
-    black_box(x);
-}
-
-/// Private work: a chain of `steps` dependent multiply-adds on a register (no memory).
-#[inline(always)]
-fn work(mut x: u64, steps: u64) -> u64 {
-    for _ in 0..steps {
-        x = black_box(x)
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-    }
-    x
-}
-
-/// Steps of [`work`] that take [`WORK_NS`] on this machine, set by [`calibrate_work`].
-static WORK_STEPS: AtomicU64 = AtomicU64::new(0);
-
-/// The work between two paced calls of T5b (spec/performance.md: about 300 ns).
-const WORK_NS: f64 = 300.0;
-
-/// How long [`calibrate_work`] times the work.
-const CALIBRATION_WINDOW: Duration = Duration::from_millis(20);
-
-/// Sets [`WORK_STEPS`] so that one [`work`] lasts about [`WORK_NS`] at the core's full speed:
-/// the fastest of back-to-back timings of 10 000 steps over [`CALIBRATION_WINDOW`], on the
-/// measuring thread while the antagonist has no work. The hosts here run a vCPU at about half
-/// speed in some phases; a median taken in such a phase made the gap 150 ns at full speed
-/// (seen on a 16-core machine), which overstates the kick's share. With the fastest timing the
-/// gap is 300 ns of full-speed work, and in a slow phase the work and the call slow together.
-/// Runs at start-up and again before each T5b row. Returns the steps and the ns per step.
-fn calibrate_work() -> (u64, f64) {
-    const PROBE: u64 = 10_000;
-    let start = Instant::now();
-    let mut ns = f64::INFINITY;
-    while start.elapsed() < CALIBRATION_WINDOW {
-        let t0 = Instant::now();
-        black_box(work(black_box(1), PROBE));
-        ns = ns.min(t0.elapsed().as_nanos() as f64 / PROBE as f64);
-    }
-    let steps = ((WORK_NS / ns).round() as u64).max(1);
-    WORK_STEPS.store(steps, Ordering::Relaxed);
-    (steps, ns)
-}
+// ---- shared by the targets ----
 
 /// Pairs on CPU 0 of `rig` for one run; ns per pair.
-fn timed_pairs<P: Policy>(rig: &Rig<P>, pacing: Pacing) -> f64 {
-    timed(BATCH_PAIRS, pacing, || rig.pair(0))
+fn timed_pairs<P: Policy>(ctx: &Session<'_>, rig: &Rig<P>, pacing: Pacing) -> f64 {
+    ctx.timed(BATCH_PAIRS, pacing, || rig.pair(0))
 }
 
-// ---- the antagonist ----
-
-/// Work the antagonist runs on core 1 until told to stop.
-trait Churn: Send + Sync {
-    /// Runs until `stop` is set.
-    fn churn_until(&self, stop: &AtomicBool);
-}
-
-impl<P: Policy> Churn for Rig<P> {
-    /// Back-to-back pairs on CPU 1.
-    fn churn_until(&self, stop: &AtomicBool) {
-        while !stop.load(Ordering::Relaxed) {
-            repeat::<false, ()>(64, || self.pair(1));
-        }
-    }
-}
-
-/// A rig as antagonist work.
+/// Antagonist work: back-to-back pairs on CPU 1 of `rig`.
 fn job<P: Policy>(rig: &Arc<Rig<P>>) -> Arc<dyn Churn> {
-    Arc::clone(rig) as Arc<dyn Churn>
-}
-
-/// The antagonist's mailbox, guarded by [`Antagonist::slot`].
-#[derive(Default)]
-struct Slot {
-    /// Bumped for each job.
-    epoch: u64,
-    /// The job of the current epoch, until the antagonist takes it.
-    job: Option<Arc<dyn Churn>>,
-    /// The antagonist's clocks over its last job.
-    done: Option<ThreadUsage>,
-    /// Whether the antagonist pinned itself (set once, at start).
-    pinned: Option<bool>,
-    /// Ends the antagonist.
-    quit: bool,
-}
-
-/// The thread on core 1 that churns while the measuring thread times a run. Parked between
-/// runs, so it costs nothing during the uncontended targets.
-struct Antagonist {
-    slot: Mutex<Slot>,
-    cv: Condvar,
-    /// Set by the measuring thread at the end of its timed run; read by the antagonist in its
-    /// loop (its own line: written once a run).
-    stop: CachePadded<AtomicBool>,
-    /// The epoch whose job the antagonist is running (its clocks already started).
-    started: CachePadded<AtomicU64>,
-}
-
-impl Antagonist {
-    fn new() -> Self {
-        Antagonist {
-            slot: Mutex::new(Slot::default()),
-            cv: Condvar::new(),
-            stop: CachePadded::new(AtomicBool::new(false)),
-            started: CachePadded::new(AtomicU64::new(0)),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
-        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Waits on the condition variable until `ready` holds.
-    fn wait_until(
-        &self,
-        mut ready: impl FnMut(&mut Slot) -> bool,
-    ) -> std::sync::MutexGuard<'_, Slot> {
-        let mut s = self.lock();
-        while !ready(&mut s) {
-            s = self.cv.wait(s).unwrap_or_else(PoisonError::into_inner);
-        }
-        s
-    }
-
-    /// The antagonist thread: pins itself to `core`, then runs each job it is given.
-    fn serve(&self, core: core_affinity::CoreId) {
-        let pinned = core_affinity::set_for_current(core);
-        self.lock().pinned = Some(pinned);
-        self.cv.notify_all();
-        let mut seen = 0;
-        loop {
-            let job = {
-                let mut s = self.wait_until(|s| s.quit || s.epoch != seen);
-                if s.quit {
-                    return;
-                }
-                seen = s.epoch;
-                s.job.take().expect("a job with each epoch")
-            };
-            let clock = ThreadClock::start();
-            self.started.store(seen, Ordering::Release);
-            job.churn_until(&self.stop);
-            let usage = clock.finish();
-            drop(job);
-            self.lock().done = Some(usage);
-            self.cv.notify_all();
-        }
-    }
-
-    /// Whether the antagonist pinned itself (waits for it to have tried).
-    fn pinned(&self) -> bool {
-        self.wait_until(|s| s.pinned.is_some()).pinned == Some(true)
-    }
-
-    /// Ends the antagonist thread.
-    fn quit(&self) {
-        self.lock().quit = true;
-        self.cv.notify_all();
-    }
-}
-
-// ---- one process's measuring context ----
-
-/// The measuring thread's view: the antagonist, if the host has two cores, and who the gate
-/// caught in the current comparison.
-struct Ctx<'a> {
-    ant: Option<&'a Antagonist>,
-    /// Kept runs per variant.
-    runs: usize,
-    /// Runs discarded because the measuring thread was descheduled.
-    lost_main: Cell<usize>,
-    /// Runs discarded because the antagonist was.
-    lost_ant: Cell<usize>,
-}
-
-impl<'a> Ctx<'a> {
-    fn new(ant: Option<&'a Antagonist>, runs: usize) -> Self {
-        Ctx {
-            ant,
-            runs,
-            lost_main: Cell::new(0),
-            lost_ant: Cell::new(0),
-        }
-    }
-
-    /// One untimed warm-up run of each variant, then `self.runs` kept runs of each,
-    /// interleaved.
-    fn interleave(&self, mut run: impl FnMut(bool) -> Option<f64>) -> Interleaved<f64> {
-        self.lost_main.set(0);
-        self.lost_ant.set(0);
-        run(false);
-        run(true);
-        self.lost_main.set(0);
-        self.lost_ant.set(0);
-        interleave(self.runs, run)
-    }
-
-    /// [`Ctx::interleave`] for `variants` variants, in rounds.
-    fn interleave_many(
-        &self,
-        variants: usize,
-        mut run: impl FnMut(usize) -> Option<f64>,
-    ) -> InterleavedMany<f64> {
-        for v in 0..variants {
-            run(v);
-        }
-        self.lost_main.set(0);
-        self.lost_ant.set(0);
-        interleave_many(variants, self.runs, run)
-    }
-
-    /// Times `timed` on this thread alone; `None` if the gate discards the run.
-    fn quiet(&self, timed: impl FnOnce() -> f64) -> Option<f64> {
-        let clock = ThreadClock::start();
-        let ns = timed();
-        self.gate(clock.finish(), None).then_some(ns)
-    }
-
-    /// Times `timed` on this thread while the antagonist runs `job` (started first, stopped
-    /// after); `None` if the gate discards the run.
-    fn contended(&self, job: &Arc<dyn Churn>, timed: impl FnOnce() -> f64) -> Option<f64> {
-        let ant = self
-            .ant
-            .expect("contended targets run only with an antagonist");
-        ant.stop.store(false, Ordering::Relaxed);
-        let epoch = {
-            let mut s = ant.lock();
-            s.epoch += 1;
-            s.job = Some(Arc::clone(job));
-            s.done = None;
-            s.epoch
-        };
-        ant.cv.notify_all();
-        while ant.started.load(Ordering::Acquire) != epoch {
-            spin_loop();
-        }
-        let t0 = Instant::now();
-        while t0.elapsed() < PRE_ROLL {
-            spin_loop();
-        }
-        let clock = ThreadClock::start();
-        let ns = timed();
-        let mine = clock.finish();
-        ant.stop.store(true, Ordering::Relaxed);
-        let theirs = ant
-            .wait_until(|s| s.done.is_some())
-            .done
-            .take()
-            .expect("checked");
-        self.gate(mine, Some(theirs)).then_some(ns)
-    }
-
-    /// Runs the gate discarded in the last comparison: (measuring thread, antagonist).
-    fn lost(&self) -> (usize, usize) {
-        (self.lost_main.get(), self.lost_ant.get())
-    }
-
-    /// Whether a run counts: neither thread lost more than 3 % of its time to other processes.
-    fn gate(&self, mine: ThreadUsage, theirs: Option<ThreadUsage>) -> bool {
-        let main_ok = !mine.descheduled();
-        let ant_ok = theirs.is_none_or(|u| !u.descheduled());
-        if !main_ok {
-            self.lost_main.set(self.lost_main.get() + 1);
-        }
-        if !ant_ok {
-            self.lost_ant.set(self.lost_ant.get() + 1);
-        }
-        main_ok && ant_ok
-    }
+    let rig = Arc::clone(rig);
+    churn(move || rig.pair(1))
 }
 
 // ---- reporting ----
 
-/// Which pacing a target is judged on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pacing {
-    /// Back-to-back calls.
-    Tight,
-    /// An `lfence` before each call.
-    Paced,
-    /// About 300 ns of private work, an `lfence`, the call, an `lfence` (T5b).
-    Worked,
-}
-
-impl Pacing {
-    fn other(self) -> Self {
-        match self {
-            Pacing::Tight => Pacing::Paced,
-            Pacing::Paced | Pacing::Worked => Pacing::Tight,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Pacing::Tight => "tight",
-            Pacing::Paced => "paced",
-            Pacing::Worked => "worked",
-        }
+/// The pacing a target's `also` line shows, given the one it is judged on.
+fn other(pacing: Pacing) -> Pacing {
+    match pacing {
+        Pacing::Tight => Pacing::Paced,
+        Pacing::Paced | Pacing::Worked => Pacing::Tight,
     }
 }
 
@@ -1244,13 +897,13 @@ impl<'s> Check<'s> {
     /// the primary measurement.
     fn report(
         &self,
-        ctx: &Ctx<'_>,
+        ctx: &Session<'_>,
         primary: Pacing,
         mut measure: impl FnMut(Pacing) -> Interleaved<f64>,
     ) -> Interleaved<f64> {
         let r = measure(primary);
         self.print_as(&r, primary, None, Some(ctx.lost()));
-        let other = primary.other();
+        let other = other(primary);
         let r2 = measure(other);
         self.print_as(&r2, other, Some(other), Some(ctx.lost()));
         r

@@ -23,10 +23,11 @@ mod common;
 
 use common::{CPUS, Masks, Rig, START};
 use common::{mask_first, mask_is_empty, mask_weight, naive_first, naive_is_empty};
-use common::{pace, rmw_word, two_rmws};
+use common::{rmw_word, two_rmws};
 use criterion::{Criterion, criterion_group, criterion_main};
 use nohz::{IlbPass, KickDecision};
 use nohz::{Jiffies, Legacy, NohzFlags, Patched, Policy, Scalable, StaticKey};
+use nohz_stress::measure::pace;
 use std::hint::black_box;
 use std::time::Duration;
 
