@@ -3,7 +3,7 @@
 //! Criterion, because these are nanosecond-scale operations on one thread with nothing shared:
 //! what they need is many iterations per sample, a warm-up, outlier detection and a confidence
 //! interval per estimate, which criterion gives, and it compares each run with the last one
-//! saved. It cannot do what `benches/contention.rs` does (an antagonist on the other core and
+//! saved. It cannot do what `benches/contention/` does (an antagonist on the other core and
 //! the per-thread CPU-time gate), so the targets that are ratios under contention live there;
 //! the numbers here explain them (absolute nanoseconds are informational, spec/performance.md).
 //!

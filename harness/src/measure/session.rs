@@ -72,6 +72,16 @@ impl<'a> Session<'a> {
         interleave(self.runs, run)
     }
 
+    /// [`Session::interleave`] of two quiet variants: `a` and `b` each time one run on this
+    /// thread alone.
+    pub fn interleave_quiet(
+        &self,
+        mut a: impl FnMut() -> f64,
+        mut b: impl FnMut() -> f64,
+    ) -> Interleaved<f64> {
+        self.interleave(|is_b| self.quiet(|| if is_b { b() } else { a() }))
+    }
+
     /// [`Session::interleave`] for `variants` variants, in rounds.
     pub fn interleave_many(
         &self,
@@ -84,6 +94,16 @@ impl<'a> Session<'a> {
         self.lost_main.set(0);
         self.lost_ant.set(0);
         interleave_many(variants, self.runs, run)
+    }
+
+    /// [`Session::interleave_many`] of contended variants: variant `v` is `timed(v)` while the
+    /// antagonist runs `jobs[v]`.
+    pub fn interleave_contended(
+        &self,
+        jobs: &[Arc<dyn Churn>],
+        mut timed: impl FnMut(usize) -> f64,
+    ) -> InterleavedMany<f64> {
+        self.interleave_many(jobs.len(), |v| self.contended(&jobs[v], || timed(v)))
     }
 
     /// Times `timed` on this thread alone; `None` if the gate discards the run.
