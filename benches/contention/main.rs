@@ -255,11 +255,8 @@ fn main() {
         print_summary(rounds);
         return;
     }
-    let ant = Antagonist::new();
-    std::thread::scope(|s| {
-        let ant = &ant;
-        let core = cores[1];
-        let server = s.spawn(move || ant.serve(core));
+    let core = cores[1];
+    Antagonist::scoped(core, |ant| {
         let session = Session::new(Some(ant), runs, work);
         // Waits for the antagonist to report its pinning.
         let pinned = ant.pinned();
@@ -269,8 +266,6 @@ fn main() {
             if pinned { "pinned" } else { "NOT pinned" }
         );
         run_rounds(&session, &args, rounds);
-        ant.quit();
-        server.join().expect("antagonist thread");
     });
     print_summary(rounds);
 }

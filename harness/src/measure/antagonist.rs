@@ -1,6 +1,9 @@
 //! The antagonist: a second thread, pinned to another core, that runs a job (a [`Churn`])
 //! before and during each timed run of a contended measurement.
 //!
+//! [`Antagonist::scoped`] runs a body with the antagonist served by a scoped thread, and ends
+//! that thread when the body returns or panics (a panicking measuring thread, a failed layout
+//! check say, would otherwise leave the scope waiting on the parked antagonist forever).
 //! Between runs it is parked on a condition variable, so it costs nothing while uncontended
 //! variants are timed. For each run the measuring thread hands it a job ([`Antagonist::start`]),
 //! waits until the antagonist has started its clocks and then a further [`PRE_ROLL`], times its
@@ -59,8 +62,8 @@ struct Slot {
     quit: bool,
 }
 
-/// The thread that churns on another core while the measuring thread times a run: create it,
-/// run [`Antagonist::serve`] on a thread of its own, hand it jobs, and [`Antagonist::quit`] it.
+/// The thread that churns on another core while the measuring thread times a run; see
+/// [`Antagonist::scoped`].
 pub struct Antagonist {
     slot: Mutex<Slot>,
     cv: Condvar,
@@ -71,15 +74,28 @@ pub struct Antagonist {
     started: CachePadded<AtomicU64>,
 }
 
-impl Default for Antagonist {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Antagonist {
+    /// Runs `body` on this thread with an antagonist served by a thread pinned to `core`, and
+    /// returns what `body` returns; the antagonist's thread ends when `body` returns or
+    /// panics.
+    pub fn scoped<R>(core: core_affinity::CoreId, body: impl FnOnce(&Antagonist) -> R) -> R {
+        /// Ends the antagonist's thread on the way out of `body`, unwinding included.
+        struct QuitOnDrop<'a>(&'a Antagonist);
+        impl Drop for QuitOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.quit();
+            }
+        }
+        let ant = Antagonist::new();
+        std::thread::scope(|s| {
+            s.spawn(|| ant.serve(core));
+            let _quit = QuitOnDrop(&ant);
+            body(&ant)
+        })
+    }
+
     /// An antagonist with no job, not yet served by a thread.
-    pub fn new() -> Self {
+    fn new() -> Self {
         Antagonist {
             slot: Mutex::new(Slot::default()),
             cv: Condvar::new(),
@@ -103,7 +119,7 @@ impl Antagonist {
 
     /// The antagonist thread's body: pins itself to `core`, then runs each job it is given,
     /// its clocks around each, until [`Antagonist::quit`].
-    pub fn serve(&self, core: core_affinity::CoreId) {
+    fn serve(&self, core: core_affinity::CoreId) {
         let pinned = core_affinity::set_for_current(core);
         self.lock().pinned = Some(pinned);
         self.cv.notify_all();
@@ -162,8 +178,9 @@ impl Antagonist {
             .expect("checked")
     }
 
-    /// Ends the antagonist thread.
-    pub fn quit(&self) {
+    /// Ends the antagonist thread, stopping its job if one runs.
+    fn quit(&self) {
+        self.stop.store(true, Ordering::Relaxed);
         self.lock().quit = true;
         self.cv.notify_all();
     }
@@ -173,19 +190,24 @@ impl Antagonist {
 mod tests {
     use super::*;
 
+    fn a_core() -> Option<core_affinity::CoreId> {
+        core_affinity::get_core_ids()
+            .unwrap_or_default()
+            .last()
+            .copied()
+    }
+
     #[test]
     fn runs_each_job_between_start_and_stop() {
-        let Some(&core) = core_affinity::get_core_ids().unwrap_or_default().last() else {
+        let Some(core) = a_core() else {
             return; // no CPU to pin to: nothing to test here
         };
-        let ant = Antagonist::new();
         let calls = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&calls);
         let job = churn(move || {
             counted.fetch_add(1, Ordering::Relaxed);
         });
-        std::thread::scope(|s| {
-            s.spawn(|| ant.serve(core));
+        Antagonist::scoped(core, |ant| {
             let _ = ant.pinned();
             for _ in 0..3 {
                 let before = calls.load(Ordering::Relaxed);
@@ -201,7 +223,21 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
                 assert_eq!(calls.load(Ordering::Relaxed), after, "stopped");
             }
-            ant.quit();
         });
+    }
+
+    #[test]
+    fn a_panicking_body_ends_the_antagonist_even_mid_job() {
+        let Some(core) = a_core() else {
+            return;
+        };
+        let job = churn(|| ());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Antagonist::scoped(core, |ant| {
+                ant.start(&job);
+                panic!("the measuring thread failed");
+            })
+        }));
+        assert!(r.is_err(), "the panic comes through, instead of a hang");
     }
 }
