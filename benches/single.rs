@@ -3,7 +3,7 @@
 //! Criterion, because these are nanosecond-scale operations on one thread with nothing shared:
 //! what they need is many iterations per sample, a warm-up, outlier detection and a confidence
 //! interval per estimate, which criterion gives, and it compares each run with the last one
-//! saved. It cannot do what `benches/contention.rs` does (an antagonist on the other core and
+//! saved. It cannot do what `benches/contention/` does (an antagonist on the other core and
 //! the per-thread CPU-time gate), so the targets that are ratios under contention live there;
 //! the numbers here explain them (absolute nanoseconds are informational, spec/performance.md).
 //!
@@ -23,10 +23,11 @@ mod common;
 
 use common::{CPUS, Masks, Rig, START};
 use common::{mask_first, mask_is_empty, mask_weight, naive_first, naive_is_empty};
-use common::{pace, rmw_word, two_rmws};
+use common::{rmw_word, two_rmws};
 use criterion::{Criterion, criterion_group, criterion_main};
 use nohz::{IlbPass, KickDecision};
 use nohz::{Jiffies, Legacy, NohzFlags, Patched, Policy, Scalable, StaticKey};
+use nohz_stress::measure::pace;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -10,15 +10,17 @@
 //! away, so each policy costs exactly its own code, and both live side by side in one binary
 //! (tests show each old bug, benches each gain).
 //!
-//! - [`Patched`]: the kernel with the three seeds applied: the reference behaviour.
+//! - [`Patched`]: the kernel with the three seeds applied: the reference behaviour, and the
+//!   default, because a vendoring kernel asks first for the kernel's behaviour.
 //! - [`Legacy`]: the kernel before them (v6.19), kept so tests and benches can show what each
 //!   seed changed. Never a default.
 //! - [`Scalable`]: observably identical to `Patched`, cheaper on the shared `nohz` line: it
 //!   reads `nohz.has_blocked_load` / `nohz.needs_update` before storing 1 into them (spec §6 O7),
 //!   so a CPU that re-enters idle with its tick stopped (every idle pass, after seed 001) writes
 //!   no shared line; and a busy CPU's tick tests "balancing not due" with one load of a
-//!   precomputed deadline. Not the default yet: the benchmarks have to show its targets met
-//!   first.
+//!   precomputed deadline. The recommended choice where its proofs (loom, the property tests
+//!   against the reference model, every kernel-path test) and its numbers (the benchmarks)
+//!   matter; `Patched` stays the default.
 //!
 //! The trait is sealed: a policy is a statement about which kernel is mirrored, and every one
 //! of them must pass the crate's models and property tests.
@@ -64,7 +66,7 @@ pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     const KICK_DEADLINE: bool;
 }
 
-/// The kernel with seeds 000, 001 and 003 applied: the reference behaviour.
+/// The kernel with seeds 000, 001 and 003 applied: the reference behaviour, and the default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Patched;
 
@@ -73,7 +75,8 @@ pub struct Patched;
 pub struct Legacy;
 
 /// `Patched`, with the `nohz` flags read before they are written: the same observable
-/// behaviour, no shared-line store on a repeated idle entry.
+/// behaviour, no shared-line store on a repeated idle entry. Recommended where its proofs and
+/// numbers matter.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Scalable;
 

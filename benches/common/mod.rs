@@ -1,6 +1,7 @@
 //! Set-up shared by the benches: machines on the heap with each CPU in an LLC of its own, the
-//! layout the benches rely on checked at start-up, the pacing fence, and the baselines the
-//! targets are ratios against (spec/performance.md).
+//! layout the benches rely on checked at start-up, and the baselines the targets are ratios
+//! against (spec/performance.md). The pacing fence and the rest of the measurement machinery
+//! are `nohz_stress::measure`'s.
 //!
 //! Every object whose placement matters is allocated at run time and its address escapes
 //! through [`black_box`], and the state the measured paths read is stored at run time: with
@@ -130,21 +131,6 @@ impl<P: Policy> Rig<P> {
     pub fn irqtime_read(&self) -> bool {
         black_box(&*self.m).irqtime_enabled()
     }
-}
-
-/// A serialising fence before a paced call: tight loops let out-of-order execution overlap
-/// the misses of consecutive calls; `lfence` makes each call start on its own, showing the
-/// per-event cost.
-#[inline(always)]
-pub fn pace() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `lfence` only waits for earlier instructions to complete; it touches no memory
-    // and SSE2, its target feature, is part of the x86-64 baseline.
-    unsafe {
-        core::arch::x86_64::_mm_lfence()
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 /// A word on a line of its own, for the "two bare locked RMWs" baseline of T2.

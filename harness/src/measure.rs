@@ -1,13 +1,30 @@
-//! Measurement machinery, shared by the harness's compare mode and the benches.
+//! Measurement machinery, shared by the harness's compare mode and the benches
+//! (`benches/contention/`): one copy of how a variant is timed, interleaved and judged.
 //!
-//! - **Interleaving**: the two variants run A B A B ..., so slow drifts of a shared machine hit
-//!   both alike; results are compared as ratios of medians.
-//! - **The descheduling gate**: each measured thread reads its own CPU time around a run and
-//!   notes how long it waited on purpose (parked idle). Involuntary descheduling is what is
-//!   left: `wall - cpu - waited`. A run in which any pinned thread lost more than 3 % of its
-//!   runnable time to another process is discarded, because a silently descheduled thread makes
-//!   "contended" numbers up (spec/performance.md). With more logical CPUs than cores the threads
-//!   deschedule each other by design, so the gate is off and the report says so.
+//! - **Interleaving** ([`interleave`], [`interleave_many`]): the variants run A B A B ..., so
+//!   slow drifts of a shared machine hit all alike; results are compared as ratios of medians
+//!   ([`median`]).
+//! - **The descheduling gate** ([`ThreadClock`], [`ThreadUsage`]): each measured thread reads
+//!   its own CPU time around a run and notes how long it waited on purpose (parked idle).
+//!   Involuntary descheduling is what is left: `wall - cpu - waited`. A run in which any pinned
+//!   thread lost more than 3 % of its runnable time to another process is discarded, because a
+//!   silently descheduled thread makes "contended" numbers up (spec/performance.md). With more
+//!   logical CPUs than cores the threads deschedule each other by design, so the harness turns
+//!   the gate off and its report says so.
+//! - **Pacing** ([`Pacing`], [`pace`], [`repeat`], [`timed`]): tight, `lfence`-paced, or each
+//!   call between about 300 ns of private work ([`Work`], calibrated by [`Work::calibrate`]).
+//! - **The antagonist** ([`Antagonist`], [`Churn`], [`churn`]): a thread pinned to another core
+//!   that runs a job before and during each contended run, parked between runs.
+//! - **A session** ([`Session`]): the measuring thread's side of it all, which warms each
+//!   comparison up, times quiet or contended runs and counts who the gate caught.
+
+mod antagonist;
+mod pacing;
+mod session;
+
+pub use antagonist::{Antagonist, Churn, PRE_ROLL, churn};
+pub use pacing::{CALIBRATION_WINDOW, Pacing, RUN_FOR, WORK_NS, Work, pace, repeat, timed};
+pub use session::Session;
 
 use std::time::{Duration, Instant};
 

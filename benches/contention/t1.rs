@@ -1,0 +1,54 @@
+//! T1: a pair on CPU 0 while the antagonist runs pairs on CPU 1 of the same machine, each
+//! policy against `Legacy`. The three policies are measured in one interleaving (patched,
+//! scalable, legacy, patched, ...): how much a second contended line costs depends on where
+//! the host places the two vCPUs, which can change within seconds, so both rows divide by the
+//! same `Legacy` runs.
+//!
+//! A fourth variant, T3's `mask-only` pair (the idle-mask bit set, the O1 fence, the bit
+//! cleared, nothing else), is the floor of any design that keeps one shared idle mask: its
+//! ratio to `Legacy` follows the `Scalable` row as an indented `floor` line, so a run shows
+//! whether the `Scalable` bound was reachable under that run's conditions at all. A fifth, a
+//! [`PingPong`] round trip, measures what moving one line between the two CPUs cost meanwhile
+//! (the indented `transfer` line).
+
+use crate::common::Rig;
+use crate::report::Target;
+use crate::transfer::{self, PingPong};
+use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, t3, timed_pairs};
+use nohz::{Patched, Scalable};
+use nohz_stress::measure::Churn;
+use std::sync::Arc;
+
+/// Measures and prints T1's rows (`Patched`, then `Scalable` with its floor), tight and paced.
+pub fn run(round: &Round<'_>, t: &Target) {
+    let [patched_row, scalable_row] = t.checks();
+    patched_row.expect_policy::<Patched>();
+    scalable_row.expect_policy::<Scalable>();
+    let (s, legacy) = (round.session, &round.legacy);
+    let patched = Arc::new(Rig::<Patched>::new());
+    let scalable = Arc::new(Rig::<Scalable>::new());
+    let line = Arc::new(PingPong::default());
+    let jobs: [Arc<dyn Churn>; 5] = [
+        pairs_on_cpu1(&patched),
+        pairs_on_cpu1(&scalable),
+        pairs_on_cpu1(legacy),
+        t3::mask_pairs_on_cpu1(&scalable),
+        line.job(),
+    ];
+    for pacing in t.pacings() {
+        let r = s.interleave_contended(&jobs, |v| match v {
+            0 => timed_pairs(s, &patched, pacing),
+            1 => timed_pairs(s, &scalable, pacing),
+            2 => timed_pairs(s, legacy, pacing),
+            3 => s.timed(BATCH_PAIRS, pacing, || t3::mask_pair(&scalable, 0)),
+            _ => s.timed(BATCH_PAIRS, pacing, || line.round_trip()),
+        });
+        let lost = Some(s.lost());
+        let floor = r.pair(3, 2);
+        for (v, row) in [(0, patched_row), (1, scalable_row)] {
+            let floor = row.floor.is_some().then_some(&floor);
+            row.print_as(&r.pair(v, 2), floor, pacing, pacing != t.primary, lost);
+        }
+        transfer::print(patched_row.target, patched_row.name, pacing, &r.kept[4]);
+    }
+}

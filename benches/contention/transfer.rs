@@ -1,0 +1,57 @@
+//! The `transfer` lines of T1, T3 and T4: one more variant in a target's interleaving hands a
+//! line back and forth between the two threads and reports the median round trip in ns.
+//!
+//! What a contended line costs depends on where the host has put the two vCPUs, which it
+//! changes every few seconds (round trips of about 70, 100 and 400 ns on the 2-core host); the
+//! round trip says in which placement the variants next to it were measured. Informational:
+//! no bound.
+
+use crate::report::record_info;
+use nohz::CachePadded;
+use nohz_stress::measure::{Churn, Pacing, median};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A line the two threads hand back and forth. The measuring thread writes an odd value and
+/// waits for the antagonist's answer, the next even value.
+#[derive(Default)]
+pub struct PingPong(CachePadded<AtomicU64>);
+
+impl PingPong {
+    /// One round trip: the line goes to the antagonist, which must see the odd value, and
+    /// comes back with its answer. Between round trips the value is even.
+    #[inline(always)]
+    pub fn round_trip(&self) {
+        let v = self.0.load(Ordering::Relaxed);
+        self.0.store(v + 1, Ordering::Relaxed);
+        while self.0.load(Ordering::Relaxed) != v + 2 {}
+    }
+
+    /// The antagonist's side, as a job.
+    pub fn job(self: &Arc<Self>) -> Arc<dyn Churn> {
+        Arc::clone(self) as Arc<dyn Churn>
+    }
+}
+
+impl Churn for PingPong {
+    /// Answers each odd value with the next even one (no `pause` in either spin: the cost of
+    /// the transfer itself is what is measured).
+    fn churn_until(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            let v = self.0.load(Ordering::Relaxed);
+            if v % 2 == 1 {
+                self.0.store(v + 1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Prints the indented `transfer <target> <label>-round-trip-<pacing>` line: the median round
+/// trip of `kept`, the [`PingPong`] runs of one interleaving, in ns.
+pub fn print(target: &str, label: &str, pacing: Pacing, kept: &[f64]) {
+    let head = format!("transfer {target} {label}-round-trip-{}", pacing.name());
+    let value = median(kept);
+    let shown = value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.1}"));
+    println!("   {head} ns={shown} runs={}", kept.len());
+    record_info(head, value);
+}
