@@ -78,13 +78,15 @@ fn every_declared_site_is_registered_once() {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         &mut declared,
     );
-    let sync =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync.rs")).unwrap();
+    let sync = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/base/sync/site.rs"),
+    )
+    .unwrap();
     let list = sync
         .split("pub static SITES: &[&Site] = &[")
         .nth(1)
         .and_then(|rest| rest.split("];").next())
-        .expect("SITES list in src/sync.rs");
+        .expect("SITES list in src/base/sync/site.rs");
     let registered: Vec<String> = list
         .split(',')
         .map(|s| s.trim().trim_start_matches('&'))

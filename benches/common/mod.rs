@@ -8,9 +8,10 @@
 //! `lto = "fat"` the compiler may otherwise split an aligned object into separate globals or
 //! constant-fold atomics it never sees written.
 
-use nohz::testing::HostPlatform;
+use nohz::testing::{HostPlatform, World};
 use nohz::{CachePadded, CpuId, CpuMask, Jiffies, NrCpuIds, Policy, StaticKey};
 use std::hint::black_box;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The cache-line granule the crate pads to (128 bytes on x86-64 and aarch64).
@@ -37,11 +38,11 @@ pub const START: usize = 1000;
 /// domain, so no CPU keeps a busy count: a pair is the mask bit set and cleared, the O1 fence
 /// and the policy's flag upkeep.
 pub struct Rig<P: Policy> {
-    /// The machine.
-    pub m: Box<BenchMachine<P>>,
+    /// The machine (the shared test rig's, `nohz::testing::World`).
+    pub m: Arc<BenchMachine<P>>,
     /// Its recording platform (only read on the paths benched: `this_cpu` stays unset, so the
     /// on-CPU check reads one word and never warns).
-    pub plat: Box<HostPlatform<CPUS>>,
+    pub plat: Arc<HostPlatform<CPUS>>,
     /// CPU 0 and CPU 1.
     pub cpus: [CpuId<CPUS>; CPUS],
 }
@@ -50,10 +51,12 @@ impl<P: Policy> Rig<P> {
     /// Boots a machine of [`CPUS`] CPUs, one LLC each, with `sched_clock_irqtime` enabled (so
     /// `irqtime_enabled` takes its likely arm), and checks the layout the benches rely on.
     pub fn new() -> Self {
-        let nr = NrCpuIds::<CPUS>::full();
-        let plat = black_box(Box::new(HostPlatform::<CPUS>::new(nr, Jiffies::new(START))));
-        let m = black_box(Box::new(BenchMachine::<P>::new()));
-        let nr = m.init(CPUS, 0, &*plat).expect("boot the benched machine");
+        // The shared test rig boots it (CPU 0 keeping time); both objects are on the heap and
+        // their addresses escape, so the layout checked below is the one measured.
+        let World { m, p: plat } =
+            World::<P, CPUS, { nohz::mask_words(CPUS) }>::booted(CPUS, Jiffies::new(START));
+        let (m, plat) = (black_box(m), black_box(plat));
+        let nr = m.nr_cpu_ids();
         plat.set_llc_size(1);
         m.rebuild_sched_domains(&*plat)
             .expect("one LLC per CPU is a valid topology");
