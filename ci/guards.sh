@@ -8,6 +8,8 @@
 #        cachegrind (exact and repeatable), may not grow more than 2 instructions past the
 #        committed baseline in ci/guards/t5a-baseline-{patched,scalable}.txt. If it shrinks, the script says so:
 #        lower the baseline in the same commit;
+#   T11: a `static` Machine (1024 CPUs) lands in .bss: a fresh machine is all zeros, so a
+#        large NR_CPUS costs a kernel no image size;
 #   T10: under Scalable, a registered CPU re-entering idle (every idle pass after seed 001)
 #        stores to no shared line (idle mask, nohz scalars, LLC counts), counted by the
 #        `--cfg nohz_probe` build of the crate.
@@ -72,6 +74,15 @@ for policy in patched scalable; do
     fi
 done
 (( status == 0 )) || exit 1
+
+# T11: the static machine's symbol is in .bss (nm type b or B), not .data.
+kind=$(nm --demangle "$bin" | awk '/nohz_guards::BSS_MACHINE/ { print $2; exit }')
+if [[ "$kind" == [bB] ]]; then
+    echo "T11 static Machine<Scalable, 1024> lands in .bss (nm type $kind) -> pass"
+else
+    echo "T11 static Machine<Scalable, 1024> is not in .bss (nm type '${kind:-missing}') -> fail"
+    exit 1
+fi
 
 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/probe" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_probe" \
     cargo run --release --quiet -- t10

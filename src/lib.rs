@@ -49,6 +49,25 @@
 //! ([`cpu`], [`cpus`], [`cpumask`], [`jiffies`], [`static_key`], [`warn`], [`sync`]).
 //! [`Machine`] owns all of them, is the list of entry points, and nothing imports it back.
 //!
+//! # Footprint
+//!
+//! A machine is one `static`; every field of a fresh machine is zero, so it lands in `.bss`
+//! and costs a kernel image nothing (`ci/guards.sh` checks it, T11). Its size grows by about
+//! 780 bytes per CPU of capacity (each CPU's runqueue, `tick_sched`, irq-time record and LLC
+//! slot on lines of their own), measured on x86-64 (128-byte lines):
+//!
+//! | `NR_CPUS` | `size_of::<Machine<P, N, W>>()` |
+//! |---|---|
+//! | 8 | 7,680 bytes |
+//! | 64 | 51,200 bytes |
+//! | 256 | 200,192 bytes |
+//! | 1024 | 796,160 bytes |
+//! | 8192 | 6,362,112 bytes |
+//!
+//! **Targets.** Any target with 64-bit atomics (`target_has_atomic = "64"`; elsewhere the
+//! crate refuses to build with a message saying so). `CachePadded` pads to 128 bytes on
+//! x86-64 and aarch64 and to the line size crossbeam documents elsewhere.
+//!
 //! # Layout
 //!
 //! False sharing is what two of the three seeds fix, so layout is a tested property: masks,
@@ -60,6 +79,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
+
+#[cfg(not(target_has_atomic = "64"))]
+compile_error!(
+    "nohz needs 64-bit atomics (AtomicU64: the cpumask words, the kick deadline, the tick-side \
+     times); this target has none"
+);
 
 #[cfg(all(nohz_loom, not(feature = "loom")))]
 compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p loom-tests`");
@@ -152,6 +177,17 @@ mod layout {
         size_of::<PerCpu<[u64; 20], 2>>(),
         2 * size_of::<CachePadded<[u64; 20]>>()
     );
+
+    // The footprint table of the crate docs (x86-64: 128-byte lines; loom's atomics are
+    // larger).
+    #[cfg(all(target_arch = "x86_64", not(nohz_loom)))]
+    const _: () = {
+        assert!(size_of::<machine!(Patched, 8)>() == 7_680);
+        assert!(size_of::<machine!(Patched, 64)>() == 51_200);
+        assert!(size_of::<machine!(Patched, 256)>() == 200_192);
+        assert!(size_of::<machine!(Scalable, 1024)>() == 796_160);
+        assert!(size_of::<machine!(Legacy, 8192)>() == 6_362_112);
+    };
 
     // Static keys and the jiffies counter: exactly one line each.
     const_assert_eq!(size_of::<StaticKey>(), LINE);

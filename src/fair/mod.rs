@@ -249,8 +249,8 @@ struct LlcShared {
     /// this slot's CPU as their LLC leader. Written only by a rebuild.
     span_weight: AtomicU32,
     /// The lowest CPU with a base domain that names this slot's CPU as its hardware LLC
-    /// leader: the LLC domain's first CPU (`sd_llc_id`) once inactive and isolated CPUs are
-    /// left out. Written only by a rebuild.
+    /// leader, as its index plus one (0: none yet): the LLC domain's first CPU (`sd_llc_id`)
+    /// once inactive and isolated CPUs are left out. Written only by a rebuild.
     first: AtomicU32,
 }
 
@@ -312,7 +312,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                     LlcShared {
                         nr_busy_cpus: [AtomicI32::new(0), AtomicI32::new(0)],
                         span_weight: AtomicU32::new(0),
-                        first: AtomicU32::new(u32::MAX),
+                        first: AtomicU32::new(0),
                     }; N
                 ),
                 domains_gen: CachePadded::new(AtomicU32::new(0)),

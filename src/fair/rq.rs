@@ -186,8 +186,9 @@ impl Default for AtomicNohzFlags {
     }
 }
 
-/// Sentinel for "no CPU" in the per-rq LLC leader field.
-const NO_CPU: u32 = u32::MAX;
+/// "No CPU" in the per-rq LLC leader field, which holds the leader's index plus one: 0, so a
+/// fresh runqueue is all zeros (a `static` machine lands in `.bss`).
+const NO_CPU: u32 = 0;
 
 /// A reading of `rq.has_blocked_load`'s set count taken before a decay. The clear after the
 /// decay, [`Rq::clear_has_blocked_load`], covers the sets up to this reading and no later one.
@@ -199,9 +200,13 @@ pub(crate) struct BlockedLoadSnapshot(u64);
 struct Hot {
     nr_running: AtomicU32,
     ttwu_pending: AtomicBool,
-    curr_is_idle: AtomicBool,
+    /// The idle task is *not* current: stored inverted, so that a fresh runqueue (idle task
+    /// current) is all zeros.
+    curr_busy: AtomicBool,
     h_nr_runnable: AtomicU32,
-    cpu_capacity: AtomicU64,
+    /// `cpu_capacity` XOR `SCHED_CAPACITY_SCALE`: zero for a full-capacity CPU, so a fresh
+    /// runqueue is all zeros.
+    cpu_capacity_xor_scale: AtomicU64,
     misfit_task_load: AtomicU64,
 }
 
@@ -238,7 +243,7 @@ struct RqNohz {
 /// `nohz_idle`.
 #[derive(Debug)]
 pub(crate) struct SdSlot {
-    /// The LLC leader's index, or [`NO_CPU`].
+    /// The LLC leader's index plus one, or [`NO_CPU`].
     llc_leader: AtomicU32,
     /// `sd_llc->nohz_idle`: this CPU does not count as busy in that generation's LLC.
     nohz_idle: AtomicBool,
@@ -258,7 +263,7 @@ impl SdSlot {
     #[inline]
     pub(crate) fn llc_leader(&self) -> Option<usize> {
         let leader = self.llc_leader.load(Relaxed);
-        (leader != NO_CPU).then_some(leader as usize)
+        (leader != NO_CPU).then(|| leader as usize - 1)
     }
 
     /// `sd_llc->nohz_idle` in this generation.
@@ -295,9 +300,9 @@ impl Rq {
                 hot: CachePadded::new(Hot {
                     nr_running: AtomicU32::new(0),
                     ttwu_pending: AtomicBool::new(false),
-                    curr_is_idle: AtomicBool::new(true),
+                    curr_busy: AtomicBool::new(false),
                     h_nr_runnable: AtomicU32::new(0),
-                    cpu_capacity: AtomicU64::new(crate::platform::SCHED_CAPACITY_SCALE),
+                    cpu_capacity_xor_scale: AtomicU64::new(0),
                     misfit_task_load: AtomicU64::new(0),
                 }),
                 kick: CachePadded::new(Kick {
@@ -325,24 +330,43 @@ impl Rq {
     /// that says busy.
     #[inline]
     pub fn idle_cpu(&self) -> bool {
-        self.hot.curr_is_idle.load(Relaxed)
+        !self.hot.curr_busy.load(Relaxed)
             && self.hot.nr_running.load(Relaxed) == 0
             && !self.hot.ttwu_pending.load(Relaxed)
     }
 
     // ---- the scheduler's fields, kept current by the kernel ----
 
+    /// Whether the idle task is current (`rq->curr == rq->idle`).
+    #[inline(always)]
+    pub fn curr_is_idle(&self) -> bool {
+        !self.hot.curr_busy.load(Relaxed)
+    }
+    /// Sets [`curr_is_idle`](Self::curr_is_idle).
+    #[inline(always)]
+    pub fn set_curr_is_idle(&self, idle: bool) {
+        self.hot.curr_busy.store(!idle, Relaxed);
+    }
+    /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
+    #[inline(always)]
+    pub fn cpu_capacity(&self) -> u64 {
+        self.hot.cpu_capacity_xor_scale.load(Relaxed) ^ crate::platform::SCHED_CAPACITY_SCALE
+    }
+    /// Sets [`cpu_capacity`](Self::cpu_capacity).
+    #[inline(always)]
+    pub fn set_cpu_capacity(&self, capacity: u64) {
+        self.hot
+            .cpu_capacity_xor_scale
+            .store(capacity ^ crate::platform::SCHED_CAPACITY_SCALE, Relaxed);
+    }
+
     crate::base::accessors::relaxed_accessors! {
         /// `rq->nr_running`.
         pub nr_running: u32 = hot.nr_running; => pub set_nr_running;
         /// `rq->ttwu_pending`.
         pub ttwu_pending: bool = hot.ttwu_pending; => pub set_ttwu_pending;
-        /// Whether the idle task is current (`rq->curr == rq->idle`).
-        pub curr_is_idle: bool = hot.curr_is_idle; => pub set_curr_is_idle;
         /// `rq->cfs.h_nr_runnable`.
         pub h_nr_runnable: u32 = hot.h_nr_runnable; => pub set_h_nr_runnable;
-        /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
-        pub cpu_capacity: u64 = hot.cpu_capacity; => pub set_cpu_capacity;
         /// `rq->misfit_task_load`: nonzero when the current task does not fit this CPU.
         pub misfit_task_load: u64 = hot.misfit_task_load; => pub set_misfit_task_load;
         /// `rq->avg_idle` in nanoseconds: how long this CPU is expected to stay idle. 0 in a
@@ -463,7 +487,7 @@ impl Rq {
         self.nohz.has_domain.store(has_domain, Relaxed);
         let sd = self.sd(slot);
         sd.llc_leader
-            .store(llc_leader.map_or(NO_CPU, |l| l as u32), Relaxed);
+            .store(llc_leader.map_or(NO_CPU, |l| l as u32 + 1), Relaxed);
         sd.nohz_idle.store(false, Relaxed);
     }
 }

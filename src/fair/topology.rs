@@ -65,7 +65,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         let leader_of = |cpu| plat.llc_leader(cpu).filter(|_| has_domain(cpu));
         for (_, llc) in self.llcs.iter(nr) {
             llc.span_weight.store(0, Relaxed);
-            llc.first.store(u32::MAX, Relaxed);
+            llc.first.store(0, Relaxed);
             llc.nr_busy_cpus[slot].store(0, Relaxed);
         }
         // Ascending, so the first CPU counted under a hardware leader is the domain's first
@@ -75,8 +75,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 let llc = self.llcs.get(key);
                 llc.span_weight
                     .store(llc.span_weight.load(Relaxed) + 1, Relaxed);
-                if llc.first.load(Relaxed) == u32::MAX {
-                    llc.first.store(cpu.index() as u32, Relaxed);
+                if llc.first.load(Relaxed) == 0 {
+                    llc.first.store(cpu.index() as u32 + 1, Relaxed);
                 }
             }
         }
@@ -85,7 +85,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         let first_of = |key: CpuId<N>| {
             let llc = self.llcs.get(key);
             (llc.span_weight.load(Relaxed) >= 2)
-                .then(|| nr.cpu(llc.first.load(Relaxed) as usize).ok())
+                .then(|| {
+                    nr.cpu((llc.first.load(Relaxed) as usize).wrapping_sub(1))
+                        .ok()
+                })
                 .flatten()
         };
         for (cpu, rq) in self.rqs.iter(nr) {

@@ -54,8 +54,16 @@ bitflags::bitflags! {
     }
 }
 
-/// `TICK_DO_TIMER_NONE`: no CPU owns the jiffies update.
-const TICK_DO_TIMER_NONE: u32 = u32::MAX;
+/// `TICK_DO_TIMER_NONE`: no CPU owns the jiffies update. The word holds the owner's index
+/// plus one, so "nobody" is 0 and a fresh machine is all zeros (a `static` of it lands in
+/// `.bss`).
+const TICK_DO_TIMER_NONE: u32 = 0;
+
+/// The `tick_do_timer_cpu` word's value for `cpu` owning the duty.
+#[inline(always)]
+fn do_timer_word<const N: usize>(cpu: CpuId<N>) -> u32 {
+    cpu.index() as u32 + 1
+}
 
 /// One CPU's `struct tick_sched`.
 #[doc(alias = "tick_sched")]
@@ -230,7 +238,7 @@ pub const TICK_DEP_SCHED: u32 = 1 << 2;
 /// tick-sched's machine-wide words: read on every idle stop attempt, written rarely.
 #[derive(Debug)]
 struct TickGlobals {
-    /// `tick_do_timer_cpu` (`u32::MAX`: nobody).
+    /// `tick_do_timer_cpu`, as the owner's index plus one ([`TICK_DO_TIMER_NONE`]: nobody).
     do_timer_cpu: AtomicU32,
     /// The global `tick_dep_mask`.
     tick_dep_mask: AtomicU32,
@@ -267,17 +275,16 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// The CPU that owns the jiffies update (`tick_do_timer_cpu`), if any.
     #[inline]
     pub fn tick_do_timer_cpu(&self, nr: NrCpuIds<N>) -> Option<CpuId<N>> {
-        nr.cpu(self.globals.do_timer_cpu.load(Relaxed) as usize)
-            .ok()
+        let word = self.globals.do_timer_cpu.load(Relaxed) as usize;
+        nr.cpu(word.wrapping_sub(1)).ok()
     }
 
     /// Makes `cpu` the timekeeper (boot: the boot CPU), or nobody.
     #[inline]
     pub fn set_tick_do_timer_cpu(&self, cpu: Option<CpuId<N>>) {
-        self.globals.do_timer_cpu.store(
-            cpu.map_or(TICK_DO_TIMER_NONE, |c| c.index() as u32),
-            Relaxed,
-        );
+        self.globals
+            .do_timer_cpu
+            .store(cpu.map_or(TICK_DO_TIMER_NONE, do_timer_word), Relaxed);
     }
 
     /// `tick_dep_set(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
@@ -298,7 +305,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     #[inline]
     pub fn tick_nohz_cpu_hotpluggable(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
         self.nohz_full.is_empty(cpus.nr_cpu_ids())
-            || self.globals.do_timer_cpu.load(Relaxed) != cpu.index() as u32
+            || self.globals.do_timer_cpu.load(Relaxed) != do_timer_word(cpu)
     }
 
     /// `tick_cpu_dying(cpu)` with `tick_sched_timer_dying(cpu)`, on the dying CPU in
@@ -312,7 +319,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         plat: &Pl,
     ) {
         let globals = &self.globals;
-        if globals.do_timer_cpu.load(Relaxed) == cpu.index() as u32 {
+        if globals.do_timer_cpu.load(Relaxed) == do_timer_word(cpu) {
             let successor = cpus
                 .active_mask()
                 .iter(cpus.nr_cpu_ids())
@@ -474,7 +481,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         // Only the timekeeper (or the last one, while nobody has the duty) is bounded by
         // timekeeping's max deferment; anyone else may sleep until its next timer.
         let owner = self.globals.do_timer_cpu.load(Relaxed);
-        let bound = if owner == cpu.index() as u32
+        let bound = if owner == do_timer_word(cpu)
             || (owner == TICK_DO_TIMER_NONE && ts.test(TsFlags::DO_TIMER_LAST))
         {
             plat.timekeeping_max_deferment()
@@ -517,7 +524,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         }
 
         let owner = self.globals.do_timer_cpu.load(Relaxed);
-        if owner == cpu.index() as u32 {
+        if owner == do_timer_word(cpu) {
             self.globals.do_timer_cpu.store(TICK_DO_TIMER_NONE, Relaxed);
             ts.set(TsFlags::DO_TIMER_LAST);
         } else if owner != TICK_DO_TIMER_NONE {
@@ -587,7 +594,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         // its tick, and finding no timekeeper is a warning. Only those two CPUs' answers can
         // depend on the mask, so the others never scan it: one load decides for them.
         let owner = self.globals.do_timer_cpu.load(Relaxed);
-        let keeps_time = owner == cpu.index() as u32;
+        let keeps_time = owner == do_timer_word(cpu);
         if (keeps_time || owner == TICK_DO_TIMER_NONE)
             && !self.nohz_full.is_empty(cpus.nr_cpu_ids())
         {
@@ -840,9 +847,9 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
                 Warning::DoTimerOrphaned,
             );
             self.set_tick_do_timer_cpu(Some(cpu));
-            owner = cpu.index() as u32;
+            owner = do_timer_word(cpu);
         }
-        if owner == cpu.index() as u32 {
+        if owner == do_timer_word(cpu) {
             plat.update_jiffies(now);
         }
         // tick_sched_handle

@@ -4,7 +4,8 @@
 //!
 //! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`); `guards pairs N` runs N enter+exit pairs
 //! under each policy. Built with `--cfg nohz_probe`, `guards t10` counts the stores a repeated
-//! idle entry makes to shared lines (T10). The platform is the smallest one that satisfies the traits, so the counts
+//! idle entry makes to shared lines (T10). `BSS_MACHINE` is a kernel's `static` machine, which
+//! must land in `.bss` (T11). The platform is the smallest one that satisfies the traits, so the counts
 //! are the crate's own.
 
 use nohz::platform::{
@@ -16,6 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 const N: usize = 64;
 type Cpu = CpuId<N>;
+
+/// A kernel's `static` machine (T11: it must land in `.bss`, every field of a fresh machine
+/// being zero, so that a large `NR_CPUS` costs no image size). Read at start-up so that it is
+/// kept.
+static BSS_MACHINE: nohz::machine!(Scalable, 1024) = nohz::Machine::new();
 
 /// A platform with nothing in it but a clock: each CPU in an LLC of its own, nothing pending
 /// (every CPU active: the machine's own mask says so from init).
@@ -152,6 +158,7 @@ fn repeat_entry_stores<P: Policy>(p: &Bare) -> u64 {
 }
 
 fn main() {
+    assert_eq!(black_box(&BSS_MACHINE).nr_cpu_ids().get(), 0);
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_default();
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0);
