@@ -9,14 +9,27 @@
 //! flags; the kernel owns hardware and the rest of the scheduler, and answers a few narrow
 //! questions and performs a few actions through these traits:
 //!
-//! | trait | kernel side it stands for |
-//! |---|---|
-//! | [`Clock`] | `jiffies`, `HZ` |
-//! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` |
-//! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` |
-//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` |
-//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities |
-//! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()` |
+//! | trait | kernel side it stands for | called from (context) |
+//! |---|---|---|
+//! | [`Clock`] | `jiffies`, `HZ` | every path (any context) |
+//! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` | `need_resched` / `this_cpu`: the tick, idle, softirq and newidle paths (IRQs off); `synchronize_rcu`: hotplug and domain rebuilds only (process context, may sleep) |
+//! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` | `kick_ilb`, from the busy CPU's scheduler tick (IRQs off) |
+//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` | the balance trigger (tick) and the csd handler (IPI): IRQs off |
+//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context) and the kick's due path (IRQs off) |
+//! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()`, the newidle walk | the softirq's ILB pass and the idle path (softirq or IRQs-off context; take the target's rq lock inside) |
+//! | [`TickHardware`] | the sched timer, the timer wheel, timekeeping, softirq and task tick dependencies | tick-sched's paths: the idle loop and interrupt entry/exit, IRQs off |
+//! | [`IdleHooks`] | `cpu_idle_poll`, the cpuidle governor and states, `arch_cpu_idle_dead` | `do_idle` only, on the idling CPU |
+//! | [`MaySleep`] | a context that may sleep | the irqtime key's disabling |
+//!
+//! **The calling contract.** The crate holds no lock of its own, so no platform method is
+//! ever called with a crate lock held, and every method may be called from any CPU at the same
+//! time as others. Each method runs in the context of the entry point that called it: the
+//! scheduler tick, the nohz IPI, `SCHED_SOFTIRQ` and the idle loop run with interrupts off and
+//! must not sleep, so none of their callbacks may; only `synchronize_rcu` (from
+//! `sched_cpu_deactivate`, `sched_cpu_activate` and `rebuild_sched_domains`, which a kernel
+//! calls from process context) may block. A method that the kernel answers from state it
+//! changes under a lock (the rq lock for blocked load, the domain mutex for the topology) takes
+//! that lock itself, inside the call.
 //!
 //! [`Platform`] is all of them together, implemented automatically.
 //!
