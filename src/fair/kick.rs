@@ -11,8 +11,6 @@
 //! the csd reaches the next owner.
 
 use super::Fair;
-#[allow(unused_imports)] // the docs link it
-use crate::beyond::kick_deadline::KickDeadline;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
 use crate::fair::rq::NohzFlags;
@@ -87,7 +85,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// mask returns without kicking even if STATS was wanted. `Legacy`: `nohz.nr_cpus` is read
     /// first and nothing else happens while it is 0 (the seed's diff, inline below).
     ///
-    /// `Scalable` enters through one prelude, [`KickDeadline::prelude`]: the common tick (a
+    /// `Scalable` enters through one prelude, [`KickDeadline::prelude`](crate::beyond::kick_deadline::KickDeadline::prelude): the common tick (a
     /// busy CPU, not registered, on its own CPU, balancing not due) is decided there by a
     /// handful of loads; any other tick runs the sequence below, which reads everything again.
     /// Both give the same decision and the same side effects (the prelude has none).
