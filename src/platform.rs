@@ -72,12 +72,15 @@ pub trait CpuState<const N: usize> {
     /// `need_resched()` as seen on `cpu`: a task is waiting to run there.
     fn need_resched(&self, cpu: CpuId<N>) -> bool;
 
-    /// `smp_processor_id()`: the CPU the caller runs on, if the platform can tell. Paths the
-    /// kernel runs only on their own CPU count a [`Warning::WrongCpu`](crate::Warning) when it
-    /// differs from the CPU they were asked to act for; `None` skips that check.
-    fn this_cpu(&self) -> Option<CpuId<N>> {
-        None
-    }
+    /// `smp_processor_id()`: the CPU the caller runs on. Paths the kernel runs only on their
+    /// own CPU (the tick, the csd handler, the softirq, idle entry and exit) count a
+    /// [`Warning::WrongCpu`](crate::Warning) when it differs from the CPU they were asked to act
+    /// for. Required, so that turning the check off is a choice: answer `None` only where the
+    /// caller cannot tell (a test rig driving every CPU from one thread), which skips it.
+    ///
+    /// Called from every entry point that runs on its own CPU (interrupts off); must not sleep.
+    #[doc(alias = "smp_processor_id")]
+    fn this_cpu(&self) -> Option<CpuId<N>>;
 
     /// `synchronize_rcu()`: returns once every CPU has left any NOHZ path it was in when the
     /// call started, and what those paths wrote is visible to the caller.
@@ -109,11 +112,21 @@ pub trait Ipi<const N: usize> {
 }
 
 /// Softirqs.
+///
+/// The crate keeps each CPU's `SCHED_SOFTIRQ` pending bit itself
+/// ([`Machine::sched_softirq_pending`](crate::Machine::sched_softirq_pending)):
+/// [`Machine::irq_exit`](crate::Machine::irq_exit) runs the softirq when it is set, and the idle
+/// path's pending-softirq check sees it. A kernel with its own softirq machinery (ksoftirqd,
+/// `raise_softirq_irqoff`) overrides this method to raise its softirq too, and calls
+/// [`Machine::sched_balance_softirq`](crate::Machine::sched_balance_softirq) from its handler,
+/// which clears the crate's bit first (so a later `irq_exit` does not run it again).
 pub trait Softirq<const N: usize> {
-    /// Raises `SCHED_SOFTIRQ` on `cpu`, the calling CPU (`raise_softirq_irqoff`); its handler
-    /// must call the crate's softirq entry point.
+    /// `SCHED_SOFTIRQ` was raised on `cpu`, the calling CPU (`raise_softirq_irqoff`), with
+    /// interrupts off, from the scheduler tick or the nohz csd handler. The crate has already
+    /// set its pending bit; by default nothing else happens, and `irq_exit` runs the softirq.
     #[doc(alias = "raise_softirq_irqoff")]
-    fn raise_sched_softirq(&self, cpu: CpuId<N>);
+    #[inline]
+    fn raise_sched_softirq(&self, _cpu: CpuId<N>) {}
 }
 
 /// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
@@ -122,9 +135,16 @@ pub const SCHED_CAPACITY_SCALE: u64 = 1024;
 /// Scheduling-domain facts. The crate reads them when it builds or rebuilds its per-LLC state
 /// (at init and on hotplug) and on the balancer kick's slow path.
 pub trait Topology<const N: usize> {
-    /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`). `false` for isolated
-    /// CPUs and for a partition of one CPU; such CPUs never register as idle.
-    fn has_sched_domain(&self, cpu: CpuId<N>) -> bool;
+    /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`): it takes part in load
+    /// balancing. `false` for isolated CPUs (`isolcpus=domain`) and for a partition of one CPU;
+    /// such CPUs never register as idle and are never kicked. Read when the domains are built
+    /// (init, hotplug, rebuilds; process context). The default, `true` for every CPU, is one
+    /// balancing domain over the whole machine, which is what a kernel without cpusets or
+    /// isolation has.
+    #[inline]
+    fn has_sched_domain(&self, _cpu: CpuId<N>) -> bool {
+        true
+    }
 
     /// The lowest-numbered CPU of `cpu`'s last-level-cache domain (`sd_llc_id`, the first CPU
     /// of the `sd_llc` span), or `None` if it has no LLC domain. Every CPU of one LLC names the
@@ -234,20 +254,41 @@ pub trait Balance<const N: usize> {
     /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
     /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,
     /// never a lost one). Details in [`crate::fair::rq`].
+    ///
+    /// **Without load tracking.** A kernel that keeps no decaying averages (no PELT) has no
+    /// blocked load: the default answers `false`, so each CPU's flag clears at its first
+    /// decay pass and the ILB pass stops visiting it for blocked load.
     #[doc(alias = "sched_balance_update_blocked_averages")]
-    fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
+    #[inline]
+    fn update_blocked_averages(&self, _by: CpuId<N>, _cpu: CpuId<N>) -> bool {
+        false
+    }
 
-    /// `update_rq_clock(rq)` under `cpu`'s rq lock, run by `by`.
-    fn update_rq_clock(&self, by: CpuId<N>, cpu: CpuId<N>);
+    /// `update_rq_clock(rq)` under `cpu`'s rq lock, run by `by` (the ILB pass, softirq
+    /// context), before it balances for `cpu`. A kernel whose `balance_domains` reads the
+    /// clock itself has nothing to do here (the default).
+    #[inline]
+    fn update_rq_clock(&self, _by: CpuId<N>, _cpu: CpuId<N>) {}
 
     /// `sched_balance_domains(cpu_rq(cpu), idle)`, run by `by` on `cpu`'s behalf: may pull
     /// tasks to `cpu`. Returns `cpu`'s rq's new `next_balance`.
+    ///
+    /// **Who runs it and what to lock.** `by` is the CPU running the call: `cpu` itself from
+    /// its own softirq (`idle` is [`CpuIdleType::NotIdle`] or [`CpuIdleType::Idle`]), or the
+    /// idle load balancer in its ILB pass balancing for an idle `cpu` (`by != cpu`,
+    /// [`CpuIdleType::Idle`]). Softirq context: take the run-queue locks it moves tasks
+    /// between (`cpu`'s and the busiest's) inside the call, and wake `cpu` (set its
+    /// `need_resched`, send it a reschedule IPI when `by != cpu`) if a task was pulled to it.
     #[doc(alias = "sched_balance_domains")]
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies;
 
     /// The domain walk of `sched_balance_newidle` on `cpu` (which has a domain, is active and
     /// has no wakeup pending): tries to pull a task and reports the outcome. The crate does
     /// the NOHZ-visible rest (misfit reset, `next_balance`, `nohz_newidle_balance`).
+    ///
+    /// Called on `cpu` by [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle),
+    /// from the scheduler as the CPU is about to run its idle task (interrupts off, `cpu`'s rq
+    /// lock not held by the crate: take the locks the pull needs inside).
     #[doc(alias = "sched_balance_newidle")]
     fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome;
 }
@@ -312,37 +353,82 @@ pub trait TickHardware<const N: usize> {
     fn update_jiffies(&self, now: u64);
 
     /// Something needs `cpu`'s tick in the next period: RCU, the architecture, irq_work, or a
-    /// pending timer softirq.
-    fn cpu_needs_tick(&self, cpu: CpuId<N>) -> bool;
+    /// pending timer softirq. Asked on `cpu` when its tick may stop (idle or NO_HZ_FULL,
+    /// interrupts off). The default, `false`, is a kernel with none of them.
+    #[inline]
+    fn cpu_needs_tick(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
 
     /// `get_next_timer_interrupt(basej, basem)`: the next timer expiry on `cpu` (the timer
     /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`]. Never before `basem`: a
     /// timer already expired is due at `basem`, as the timer wheel reports it. An earlier
     /// answer is counted as a [`Warning::NextTimerInPast`](crate::Warning) and taken as `basem`.
+    ///
+    /// Asked on `cpu` when its tick may stop (interrupts off). The default, [`KTIME_MAX`], is a
+    /// kernel without a timer wheel: nothing but the tick itself ever wakes the CPU, so an idle
+    /// CPU's tick stops until an interrupt arrives (a kick, a wakeup IPI).
     #[doc(alias = "get_next_timer_interrupt")]
-    fn next_timer_interrupt(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> u64;
+    #[inline]
+    fn next_timer_interrupt(&self, _cpu: CpuId<N>, _basej: Jiffies, _basem: u64) -> u64 {
+        KTIME_MAX
+    }
 
     /// `timer_base_try_to_set_idle()` for a tick not yet stopped: `Some(next expiry)` if the
     /// timer base went idle, `None` if it refused (a timer is due), which keeps the tick.
-    fn timer_base_try_to_set_idle(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> Option<u64>;
+    /// Asked on `cpu` as the idle tick stops (interrupts off). The default is a timer base that
+    /// always goes idle, with [`next_timer_interrupt`](Self::next_timer_interrupt)'s answer.
+    #[inline]
+    fn timer_base_try_to_set_idle(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> Option<u64> {
+        Some(self.next_timer_interrupt(cpu, basej, basem))
+    }
 
-    /// `timer_clear_idle()`: the timer base is busy again.
-    fn timer_clear_idle(&self, cpu: CpuId<N>);
+    /// `timer_clear_idle()`: the timer base is busy again (the tick restarts or the idle
+    /// period ends, on `cpu`, interrupts off). Nothing to do without a timer base (the default).
+    #[inline]
+    fn timer_clear_idle(&self, _cpu: CpuId<N>) {}
 
-    /// `timekeeping_max_deferment()`: how long timekeeping may go without a tick.
-    fn timekeeping_max_deferment(&self) -> u64;
+    /// `timekeeping_max_deferment()`: how long timekeeping may go without a tick, in
+    /// nanoseconds (the clocksource's `max_idle_ns`: how long before the counter wraps or the
+    /// conversion overflows). The default, [`KTIME_MAX`], is a clocksource that never wraps (a
+    /// 64-bit TSC read as nanoseconds).
+    #[inline]
+    fn timekeeping_max_deferment(&self) -> u64 {
+        KTIME_MAX
+    }
 
-    /// Programs `cpu`'s sched timer (the one-shot tick) to fire at `expires`.
+    /// Programs `cpu`'s sched timer (the one-shot tick) to fire at `expires` (absolute
+    /// [`ktime_get`](Self::ktime_get) time; already past means at once). Called on `cpu` with
+    /// interrupts off: by the timer interrupt to re-arm the periodic tick (one period on, on
+    /// the old phase), when the idle or NO_HZ_FULL tick stops (the next event) and when it
+    /// restarts. A later call replaces the earlier expiry. The timer's interrupt must call
+    /// [`Machine::timer_interrupt`](crate::Machine::timer_interrupt).
+    #[doc(alias = "tick_program_event")]
+    #[doc(alias = "hrtimer_start")]
     fn program_tick(&self, cpu: CpuId<N>, expires: u64);
 
-    /// Cancels `cpu`'s sched timer (a stopped tick with nothing to wake for).
+    /// Cancels `cpu`'s sched timer (a stopped tick with nothing to wake for), on `cpu` with
+    /// interrupts off. No timer interrupt until the next [`program_tick`](Self::program_tick).
+    #[doc(alias = "hrtimer_cancel")]
     fn cancel_tick(&self, cpu: CpuId<N>);
 
-    /// `hrtimer_get_expires(&ts->sched_timer)`: when `cpu`'s sched timer is set to fire.
+    /// `hrtimer_get_expires(&ts->sched_timer)`: when `cpu`'s sched timer is set to fire: the
+    /// last expiry programmed, kept after a cancel (as the hrtimer keeps it), and before the
+    /// first [`program_tick`](Self::program_tick) the periodic tick's next expiry. Read on
+    /// `cpu` (interrupts off) to re-arm the periodic tick one period on and when the tick
+    /// stops (to restart it on the same phase later). The crate does not keep it itself, so
+    /// that a timer moved behind its back shows ([`Warning::TickNotProgrammed`](crate::Warning)):
+    /// answer from the timer hardware or subsystem, not from a copy of the last call.
+    #[doc(alias = "hrtimer_get_expires")]
     fn tick_expiry(&self, cpu: CpuId<N>) -> u64;
 
-    /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits.
-    fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32;
+    /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits, besides `SCHED_SOFTIRQ`, whose
+    /// bit the crate keeps itself ([`Softirq`]). Asked on `cpu` as its idle tick may stop
+    /// (interrupts off). The default, 0, is a kernel with no other softirq.
+    #[inline]
+    fn local_softirq_pending(&self, _cpu: CpuId<N>) -> u32 {
+        0
+    }
 
     /// `local_bh_blocked()` on `cpu` (PREEMPT_RT): a task holding the bottom-half lock is
     /// blocked, so pending softirqs wait for that lock, not for the tick, and
@@ -351,9 +437,6 @@ pub trait TickHardware<const N: usize> {
     fn local_bh_blocked(&self, _cpu: CpuId<N>) -> bool {
         false
     }
-
-    /// `cpu_online(cpu)`.
-    fn cpu_online(&self, cpu: CpuId<N>) -> bool;
 
     /// The tick dependencies of the task running on `cpu` and its signal group
     /// (`current->tick_dep_mask | current->signal->tick_dep_mask`).
@@ -394,9 +477,16 @@ pub trait IdleHooks<const N: usize> {
         false
     }
 
-    /// `cpu_idle_poll()`: spin with interrupts on until `need_resched` or an interrupt.
+    /// `cpu_idle_poll()`: spin with interrupts on until `need_resched` or an interrupt; runs
+    /// only when [`idle_poll`](Self::idle_poll) says so. The default spins once and returns:
+    /// [`Machine::do_idle`](crate::Machine::do_idle)'s loop checks `need_resched` and calls it
+    /// again. A kick sent while the CPU polls may have its IPI elided by the platform (as the
+    /// kernel's `set_nr_if_polling` does): `do_idle` runs the queued csd on its way out.
     #[doc(alias = "cpu_idle_poll")]
-    fn poll_idle(&self, cpu: CpuId<N>);
+    #[inline]
+    fn poll_idle(&self, _cpu: CpuId<N>) {
+        core::hint::spin_loop();
+    }
 
     /// The cpuidle governor's choice: `None` when there is no cpuidle driver (default idle),
     /// `Some(stop_tick)` otherwise (`cpuidle_select`).
@@ -404,13 +494,24 @@ pub trait IdleHooks<const N: usize> {
         None
     }
 
-    /// Enters the chosen idle state and returns after the next interrupt (whose handling, irq
-    /// entry and exit included, the platform runs through the crate's entry points).
+    /// Enters the chosen idle state and returns after the next interrupt, whose handler (run
+    /// through [`Machine::timer_interrupt`](crate::Machine::timer_interrupt),
+    /// [`Machine::kick_interrupt`](crate::Machine::kick_interrupt) or the kernel's own between
+    /// [`Machine::irq_enter`](crate::Machine::irq_enter) and
+    /// [`Machine::irq_exit`](crate::Machine::irq_exit)) has run. Called on `cpu` with interrupts
+    /// off; enable them atomically with the wait (`sti; hlt` on x86) so that an interrupt
+    /// arriving between the caller's `need_resched` check and the wait ends it, and return
+    /// with them off again.
+    #[doc(alias = "arch_cpu_idle")]
     fn cpuidle_enter(&self, cpu: CpuId<N>);
 
-    /// `cpuhp_report_idle_dead()` / `arch_cpu_idle_dead()`: `cpu` went offline in the idle loop.
+    /// `cpuhp_report_idle_dead()` / `arch_cpu_idle_dead()`: `cpu` went offline in the idle
+    /// loop; [`Machine::do_idle`](crate::Machine::do_idle) returns
+    /// [`IdleExit::CpuDead`](crate::IdleExit) right after. The default does nothing, for a
+    /// kernel that parks the CPU on that return value.
     #[doc(alias = "cpuhp_report_idle_dead")]
-    fn report_idle_dead(&self, cpu: CpuId<N>);
+    #[inline]
+    fn report_idle_dead(&self, _cpu: CpuId<N>) {}
 }
 
 /// Everything the idle loop driver needs.

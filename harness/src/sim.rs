@@ -432,9 +432,9 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             self.check(!self.m.nohz().idle_cpus_mask().test(cpu));
             std::thread::sleep(Duration::from_micros(100));
         }
-        // Back: the tick device is set up (NO_HZ mode, a periodic tick), then activation.
-        self.m.tick_nohz_activate(cpu, true);
-        self.program_tick(cpu, self.now_ns() + tick_nsec(HZ));
+        // Back: online with its tick device set up (NO_HZ mode, a periodic tick), then
+        // activation.
+        self.m.cpu_starting(cpu, self);
         if self.m.sched_cpu_activate(cpu, self).is_err() {
             self.check(false);
         }
@@ -593,8 +593,10 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         self.m.tick_nohz_irq_enter(cpu, self);
         match kind {
             Irq::Ipi => {
-                if c.ipi_pending.swap(false, Relaxed) {
-                    self.m.nohz_csd_ipi(cpu, self);
+                // The csd may have run already: the idle loop's exit flushes it.
+                if c.ipi_pending.swap(false, Relaxed)
+                    && self.m.flush_smp_call_function_queue(cpu, self)
+                {
                     self.counters.ipis_delivered.fetch_add(1, Relaxed);
                     if !self.m.rq(cpu).nohz_idle_balance().is_empty() {
                         self.counters.ilb_passes.fetch_add(1, Relaxed);
@@ -899,9 +901,6 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Sim<P, HZ> {
     }
     fn local_softirq_pending(&self, _cpu: Cpu) -> u32 {
         0
-    }
-    fn cpu_online(&self, _cpu: Cpu) -> bool {
-        true
     }
     fn vtime_accounting(&self, cpu: Cpu) -> bool {
         self.cpus[cpu.index()].nohz_full.load(Relaxed)
