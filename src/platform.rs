@@ -14,7 +14,7 @@
 //! | [`Clock`] | `jiffies`, `HZ` | every path (any context) |
 //! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` | `need_resched` / `this_cpu`: the tick, idle, softirq and newidle paths (IRQs off); `synchronize_rcu`: hotplug and domain rebuilds only (process context, may sleep) |
 //! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` | `kick_ilb`, from the busy CPU's scheduler tick (IRQs off) |
-//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` | the balance trigger (tick) and the csd handler (IPI): IRQs off |
+//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` (a notification: the crate keeps the pending bit) | the balance trigger (tick) and the csd handler (IPI): IRQs off |
 //! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context) and the kick's due path (IRQs off) |
 //! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()`, the newidle walk | the softirq's ILB pass and the idle path (softirq or IRQs-off context; take the target's rq lock inside) |
 //! | [`TickHardware`] | the sched timer, the timer wheel, timekeeping, softirq and task tick dependencies | tick-sched's paths: the idle loop and interrupt entry/exit, IRQs off |
@@ -31,6 +31,19 @@
 //! changes under a lock (the rq lock for blocked load, the domain mutex for the topology) takes
 //! that lock itself, inside the call.
 //!
+//! **What a kernel must write.** Fifteen methods have no default, because only the kernel
+//! knows the answer: [`Clock::jiffies`]; [`CpuState::need_resched`], [`CpuState::this_cpu`],
+//! [`CpuState::synchronize_rcu`]; [`Ipi::send_nohz_ipi`]; [`Topology::llc_leader`];
+//! [`Balance::balance_domains`], [`Balance::newidle_balance`]; [`TickHardware::ktime_get`],
+//! [`TickHardware::jiffies_update`], [`TickHardware::update_jiffies`],
+//! [`TickHardware::program_tick`], [`TickHardware::cancel_tick`],
+//! [`TickHardware::tick_expiry`]; [`IdleHooks::cpuidle_enter`]. Every other method has a
+//! default that stands for a kernel without the facility it asks about (no cpusets or
+//! isolation, no load tracking, no timer wheel, no other softirq, a clocksource that never
+//! wraps, no cpuidle driver, no polling idle), and its docs say what to answer otherwise.
+//! `impl Softirq<N> for MyKernel {}` is a complete implementation: the crate keeps the
+//! `SCHED_SOFTIRQ` bit and [`Machine::irq_exit`](crate::Machine::irq_exit) runs it.
+//!
 //! [`Platform`] is all of them together, implemented automatically.
 //!
 //! The idle predicate `idle_cpu()` is deliberately *not* a platform call: it is computed from
@@ -46,12 +59,22 @@ use crate::jiffies::{Jiffies, msecs_to_jiffies};
 use core::num::NonZeroU32;
 
 /// Time as the scheduler sees it: the jiffies counter and its rate.
+///
+/// **Who owns jiffies.** The kernel does: one counter (a [`JiffiesCell`](crate::JiffiesCell)
+/// is a ready one), advanced only by the kernel's `tick_do_update_jiffies64`, which the crate
+/// calls as [`TickHardware::update_jiffies`] (from the timekeeper's tick and from a CPU
+/// waking from a long tickless idle). Three methods see it and must agree:
+/// [`Clock::jiffies`] reads the counter, [`TickHardware::update_jiffies`] advances it (and
+/// records when: the time of the last jiffy it accounted, on the jiffies grid), and
+/// [`TickHardware::jiffies_update`] returns the counter with that time, read consistently
+/// (under the lock or seqcount the update takes). Nothing else may move the counter.
 pub trait Clock {
     /// Ticks per second (`HZ`), a build constant of the kernel. Must not be 0 (checked at
     /// compile time where it is used).
     const HZ: u32 = 1000;
 
-    /// The current jiffies (`READ_ONCE(jiffies)`).
+    /// The current jiffies (`READ_ONCE(jiffies)`), from any CPU in any context (a racy read
+    /// of the counter [`TickHardware::update_jiffies`] advances; must not sleep or lock).
     fn jiffies(&self) -> Jiffies;
 
     /// `msecs_to_jiffies(ms)` at this clock's `HZ`, rounding up.
@@ -69,7 +92,11 @@ pub trait Clock {
 
 /// Per-CPU scheduler state that lives outside the crate.
 pub trait CpuState<const N: usize> {
-    /// `need_resched()` as seen on `cpu`: a task is waiting to run there.
+    /// `need_resched()` as seen on `cpu`: a task is waiting to run there. Asked about `cpu`
+    /// on `cpu` itself (the idle loop, the tick-stop checks, `tick_irq_exit`; interrupts off),
+    /// so a per-CPU flag read without a lock is enough; must not sleep. The idle loop runs
+    /// until it answers `true`: whatever wakes the CPU (a task pulled to it, a wakeup) must
+    /// set it before the interrupt that ends the idle state.
     fn need_resched(&self, cpu: CpuId<N>) -> bool;
 
     /// `smp_processor_id()`: the CPU the caller runs on. Paths the kernel runs only on their
@@ -104,9 +131,22 @@ pub trait CpuState<const N: usize> {
 /// Cross-CPU calls.
 pub trait Ipi<const N: usize> {
     /// Sends the nohz kick to `target` (`smp_call_function_single_async(target,
-    /// &rq->nohz_csd)`), fire-and-forget. `from` is the kicking CPU. The kernel's handler on
-    /// `target` must call the crate's csd entry point, which releases the csd before running
-    /// `nohz_csd_func`.
+    /// &rq->nohz_csd)`), fire-and-forget. `from` is the kicking CPU, which calls this from its
+    /// scheduler tick with interrupts off: must not sleep or wait for the target. The
+    /// target's interrupt handler must call [`Machine::kick_interrupt`](crate::Machine::kick_interrupt)
+    /// (or, inside the kernel's own irq entry and exit,
+    /// [`Machine::flush_smp_call_function_queue`](crate::Machine::flush_smp_call_function_queue)).
+    ///
+    /// **Ordering.** The interrupt must not overtake the caller's earlier stores (the kick
+    /// bits and the csd's busy flag): the handler reads them. An xAPIC ICR write (uncached
+    /// MMIO) is ordered after them; an x2APIC `wrmsr` is not, and needs a full fence first
+    /// (as the kernel's `weak_wrmsr_fence`).
+    ///
+    /// **Eliding it.** A target that is polling in its idle loop
+    /// ([`IdleHooks::poll_idle`]) may be woken instead by setting its `need_resched` (the
+    /// kernel's `set_nr_if_polling`), provided the poll loop clears its polling state with a
+    /// full fence before it returns: [`Machine::do_idle`](crate::Machine::do_idle) then runs
+    /// the queued csd on its way out.
     #[doc(alias = "smp_call_function_single_async")]
     fn send_nohz_ipi(&self, from: CpuId<N>, target: CpuId<N>);
 }
@@ -148,7 +188,9 @@ pub trait Topology<const N: usize> {
 
     /// The lowest-numbered CPU of `cpu`'s last-level-cache domain (`sd_llc_id`, the first CPU
     /// of the `sd_llc` span), or `None` if it has no LLC domain. Every CPU of one LLC names the
-    /// same CPU, which names itself.
+    /// same CPU, which names itself. Read when the domains are built (init, hotplug, rebuilds;
+    /// process context), never on a hot path; a machine whose CPUs all share one cache
+    /// answers CPU 0 for all.
     ///
     /// Answering with the hardware's cache topology is enough: when it builds the domains the
     /// crate applies the kernel's rules on top. A CPU without a base domain
@@ -339,16 +381,28 @@ pub mod softirq {
 
 /// The timer hardware and timekeeping facts tick-sched needs (spec §7). Times are `u64`
 /// nanoseconds of the monotonic clock; [`KTIME_MAX`] is "never".
+///
+/// Of its methods, six are required (the clock, jiffies' update, and the sched timer); the
+/// rest have defaults that describe a kernel without the facility (no timer wheel, no RCU
+/// callbacks needing the tick, a clocksource that never wraps, no vtime, no softirq but the
+/// crate's), each saying so.
 pub trait TickHardware<const N: usize> {
-    /// `ktime_get()`: now.
+    /// `ktime_get()`: now, in nanoseconds of a monotonic clock shared by all CPUs (a
+    /// synchronized TSC, say), from any CPU with interrupts off; must not sleep. It also
+    /// times irq accounting ([`Machine::irq_enter`](crate::Machine::irq_enter)).
     fn ktime_get(&self) -> u64;
 
-    /// `get_jiffies_update()`: jiffies and the time of its last update, read consistently.
+    /// `get_jiffies_update()`: jiffies and the time of its last update, read consistently
+    /// (see "Who owns jiffies" at [`Clock`]), from any CPU with interrupts off.
     #[doc(alias = "get_jiffies_update")]
     fn jiffies_update(&self) -> (Jiffies, u64);
 
-    /// `tick_do_update_jiffies64(now)`: catch jiffies up to `now` (the timekeeper's job; any
-    /// CPU waking from a long idle may do it).
+    /// `tick_do_update_jiffies64(now)`: catch jiffies up to `now`: if at least one tick
+    /// period passed since the last update, advance the counter by the whole periods passed
+    /// and move the update time on by as many periods (see "Who owns jiffies" at [`Clock`]).
+    /// Called with interrupts off by the timekeeper's tick and by any CPU whose stopped tick
+    /// an interrupt ends; two CPUs may call it at once, so it serialises itself (a spin lock
+    /// or the kernel's `jiffies_lock`), and a call finding nothing to do returns at once.
     #[doc(alias = "tick_do_update_jiffies64")]
     fn update_jiffies(&self, now: u64);
 
