@@ -202,25 +202,32 @@ pub trait Topology<const N: usize> {
     #[doc(alias = "sd_llc_id")]
     fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>>;
 
-    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away.
+    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read when
+    /// the domains are built (process context). The default, [`SCHED_CAPACITY_SCALE`], is a
+    /// machine of identical CPUs.
     #[doc(alias = "arch_scale_cpu_capacity")]
     fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
         SCHED_CAPACITY_SCALE
     }
 
-    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it).
+    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it), read
+    /// when the domains are built (process context).
     fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
         117
     }
 
-    /// Whether `cpu` has an `SD_ASYM_PACKING` domain (`sd_asym_packing`).
+    /// Whether `cpu` has an `SD_ASYM_PACKING` domain (`sd_asym_packing`), read on the busy
+    /// tick's kick slow path (interrupts off). The default, `false`, is a machine without
+    /// SMT or core priorities (ITMT).
     #[doc(alias = "sd_asym_packing")]
     fn has_asym_packing(&self, _cpu: CpuId<N>) -> bool {
         false
     }
 
     /// `sched_asym(sd_asym_packing(src), dst, src)`: `dst` is in `src`'s asym-packing domain,
-    /// may use asym priority there, and has a higher priority than `src`.
+    /// may use asym priority there, and has a higher priority than `src`. Asked on the busy
+    /// tick's kick slow path (interrupts off), only when
+    /// [`has_asym_packing`](Self::has_asym_packing) is true.
     #[doc(alias = "sched_asym")]
     fn asym_prefers(&self, _dst: CpuId<N>, _src: CpuId<N>) -> bool {
         false
@@ -229,7 +236,7 @@ pub trait Topology<const N: usize> {
     /// Whether `cpu` has an `SD_ASYM_CPUCAPACITY` domain (`sd_asym_cpucapacity`). Read on the
     /// balancer kick's slow path, and when the domains are built (init, rebuild), where the
     /// crate derives the system-wide `sched_asym_cpucapacity` key from it: on while any CPU
-    /// with a base domain answers true.
+    /// with a base domain answers true. The default, `false`, is a machine of identical CPUs.
     #[doc(alias = "sd_asym_cpucapacity")]
     fn has_asym_cpucapacity(&self, _cpu: CpuId<N>) -> bool {
         false
@@ -486,36 +493,43 @@ pub trait TickHardware<const N: usize> {
 
     /// `local_bh_blocked()` on `cpu` (PREEMPT_RT): a task holding the bottom-half lock is
     /// blocked, so pending softirqs wait for that lock, not for the tick, and
-    /// `can_stop_idle_tick` lets the tick stop without a warning. Always false without
-    /// PREEMPT_RT (the default).
+    /// `can_stop_idle_tick` lets the tick stop without a warning. Asked on `cpu` as its idle
+    /// tick may stop (interrupts off). Always false without PREEMPT_RT (the default).
     fn local_bh_blocked(&self, _cpu: CpuId<N>) -> bool {
         false
     }
 
     /// The tick dependencies of the task running on `cpu` and its signal group
-    /// (`current->tick_dep_mask | current->signal->tick_dep_mask`).
+    /// (`current->tick_dep_mask | current->signal->tick_dep_mask`), as [`TICK_DEP_SCHED`](crate::TICK_DEP_SCHED)-style
+    /// bits. Asked on a NO_HZ_FULL `cpu` as its busy tick may stop (interrupts off). The
+    /// default, 0, is a kernel without per-task dependencies (POSIX CPU timers, perf).
     fn task_tick_dependencies(&self, _cpu: CpuId<N>) -> u32 {
         0
     }
 
     /// `vtime_accounting_enabled_this_cpu()`: idle time is accounted by vtime, not ticks.
+    /// Asked on `cpu` as its idle period ends (interrupts off); default `false`.
     #[doc(alias = "vtime_accounting_enabled_this_cpu")]
     fn vtime_accounting(&self, _cpu: CpuId<N>) -> bool {
         false
     }
 
-    /// `account_idle_ticks(ticks)` on `cpu`.
+    /// `account_idle_ticks(ticks)` on `cpu`, as its tickless idle period ends (interrupts
+    /// off): the ticks the stopped tick skipped, for the kernel's cputime. Default: nothing.
     fn account_idle_ticks(&self, _cpu: CpuId<N>, _ticks: usize) {}
 
-    /// `nr_iowait_cpu(cpu) > 0`: idle time counts as iowait.
+    /// `nr_iowait_cpu(cpu) > 0`: idle time counts as iowait. Asked on `cpu` as idle-time
+    /// accounting stops (interrupts off); default `false`.
     fn in_iowait(&self, _cpu: CpuId<N>) -> bool {
         false
     }
 
-    /// The first stop of `cpu`'s tick: `calc_load_nohz_start()`, `quiet_vmstat()`.
+    /// The first stop of `cpu`'s tick: `calc_load_nohz_start()`, `quiet_vmstat()`. On `cpu`,
+    /// interrupts off; default: nothing.
     fn tick_stopped(&self, _cpu: CpuId<N>) {}
 
     /// `cpu`'s tick restarts: `calc_load_nohz_stop()`, `touch_softlockup_watchdog_sched()`.
+    /// On `cpu`, interrupts off; default: nothing.
     fn tick_restarted(&self, _cpu: CpuId<N>) {}
 }
 
@@ -526,7 +540,8 @@ impl<T, const N: usize> TickPlatform<N> for T where T: Platform<N> + TickHardwar
 /// The idle loop's hooks into the architecture and cpuidle (`do_idle`, `cpuidle_idle_call`).
 pub trait IdleHooks<const N: usize> {
     /// The CPU must poll instead of sleeping (`cpu_idle_force_poll`, or the tick broadcast
-    /// expired).
+    /// expired). Asked on `cpu` by each pass of [`Machine::do_idle`](crate::Machine::do_idle)
+    /// (interrupts off); default `false`.
     fn idle_poll(&self, _cpu: CpuId<N>) -> bool {
         false
     }
@@ -543,7 +558,8 @@ pub trait IdleHooks<const N: usize> {
     }
 
     /// The cpuidle governor's choice: `None` when there is no cpuidle driver (default idle),
-    /// `Some(stop_tick)` otherwise (`cpuidle_select`).
+    /// `Some(stop_tick)` otherwise (`cpuidle_select`). Asked on `cpu` by each pass of
+    /// [`Machine::do_idle`](crate::Machine::do_idle) (interrupts off); default `None`.
     fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
         None
     }
