@@ -32,7 +32,8 @@ pub enum IdleExit {
 
 /// `do_idle()` on `cpu`: `nohz_run_idle_balance`, `tick_nohz_idle_enter`, then until a
 /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick) or go
-/// through `cpuidle_idle_call`; finally `tick_nohz_idle_exit`.
+/// through `cpuidle_idle_call`; finally `tick_nohz_idle_exit` and
+/// `flush_smp_call_function_queue` (a kick whose IPI was elided while the CPU polled).
 pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: usize>(
     cpus: &Cpus<N, W>,
     fair: &Fair<P, N, W>,
@@ -43,7 +44,7 @@ pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: u
     fair.nohz_run_idle_balance(cpus, cpu, plat);
     ticks.tick_nohz_idle_enter(cpus, cpu, plat);
     while !plat.need_resched(cpu) {
-        if !plat.cpu_online(cpu) {
+        if !cpus.cpu_online(cpu) {
             plat.report_idle_dead(cpu);
             return IdleExit::CpuDead;
         }
@@ -55,6 +56,9 @@ pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: u
         }
     }
     ticks.tick_nohz_idle_exit(cpus, cpu, plat);
+    // A kick sent while this CPU polled may have had its IPI elided (the kernel's
+    // set_nr_if_polling): run it before scheduling.
+    crate::sched_core::flush_smp_call_function_queue(cpus, fair, cpu, plat);
     IdleExit::Resched
 }
 

@@ -1,6 +1,160 @@
 //! Linux's NOHZ idle-load-balancing bookkeeping, tick-sched's tickless-idle state machine and
 //! static keys, for Rust kernels and unikernels.
 //!
+//! # Getting started
+//!
+//! A kernel declares one [`Machine`] as a `static`, implements the [`platform`] traits for a
+//! type of its own (fifteen methods have no default), and calls the entry points of the
+//! driver layer ([`embed`]) from its interrupt handlers, scheduler and idle loop:
+//!
+//! | when | on which CPU, in which context | call |
+//! |---|---|---|
+//! | boot | the boot CPU, before anything else uses the machine | [`Machine::init`], then NO_HZ_FULL CPUs out of [`Machine::housekeeping`] into [`Machine::nohz_full`], and [`Machine::enable_sched_clock_irqtime`] if irq time is accounted |
+//! | a CPU's timer is set up (every CPU, the boot CPU too, and a CPU coming back) | that CPU, IRQs off | [`Machine::cpu_starting`] |
+//! | the sched timer's interrupt | that CPU, IRQs off | [`Machine::timer_interrupt`] |
+//! | the nohz kick IPI | the kicked CPU, IRQs off | [`Machine::kick_interrupt`] |
+//! | any other interrupt | first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
+//! | the run queue changes | the CPU that changed it | [`Rq::set_nr_running`], [`Rq::set_h_nr_runnable`] (the kick looks at both), [`Rq::set_curr_is_idle`], and [`Rq::set_avg_idle`] as idle periods are measured |
+//! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
+//! | a NO_HZ_FULL CPU's tick dependencies change (one task left, or more) | that CPU | [`TickSched::tick_dep_set_cpu`] / [`TickSched::tick_dep_clear_cpu`], then [`Machine::tick_nohz_full_update_tick`] |
+//! | taking a CPU down | its hotplug thread (may sleep), then the CPU itself in stop-machine | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`] |
+//! | bringing it back | the CPU itself, then its hotplug thread | [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |
+//!
+//! The example below is a whole embedding, compiled and run as a test: two CPUs driven from
+//! one thread (which CPU it stands for is `CURRENT`). CPU 1 idles, its tick stops and it
+//! registers; CPU 0, busy with two tasks, takes its tick while CPU 1 halts and kicks CPU 1,
+//! whose IPI handler runs the idle balance on behalf of the idle CPUs.
+//!
+//! ```
+//! use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+//! use nohz::platform::*;
+//! use nohz::{CpuId, Jiffies, JiffiesCell, Machine, Patched, PerCpu, per_cpu};
+//!
+//! const NR_CPUS: usize = 8;
+//! type Cpu = CpuId<NR_CPUS>;
+//!
+//! static MACHINE: nohz::machine!(Patched, NR_CPUS) = Machine::new();
+//! // The kernel's side: time, jiffies, and per-CPU flags and timers.
+//! static NOW: AtomicU64 = AtomicU64::new(0);
+//! static JIFFIES: JiffiesCell = JiffiesCell::new(Jiffies::initial(1000));
+//! static LAST_UPDATE: AtomicU64 = AtomicU64::new(0);
+//! static CURRENT: AtomicUsize = AtomicUsize::new(0);
+//! static NEED_RESCHED: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
+//! static TIMER: PerCpu<AtomicU64, NR_CPUS> = per_cpu![AtomicU64::new(0)];
+//! static ARMED: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
+//! static KICK_IPI: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
+//! static BALANCED: AtomicUsize = AtomicUsize::new(0);
+//!
+//! struct Kernel;
+//!
+//! impl Clock for Kernel {
+//!     fn jiffies(&self) -> Jiffies {
+//!         JIFFIES.get()
+//!     }
+//! }
+//! impl CpuState<NR_CPUS> for Kernel {
+//!     fn need_resched(&self, cpu: Cpu) -> bool {
+//!         NEED_RESCHED.get(cpu).load(Relaxed)
+//!     }
+//!     fn this_cpu(&self) -> Option<Cpu> {
+//!         MACHINE.cpu(CURRENT.load(Relaxed)).ok()
+//!     }
+//!     // One thread: no other CPU can be inside a NOHZ path.
+//!     fn synchronize_rcu(&self) {}
+//! }
+//! impl Ipi<NR_CPUS> for Kernel {
+//!     fn send_nohz_ipi(&self, _from: Cpu, target: Cpu) {
+//!         KICK_IPI.get(target).store(true, Relaxed);
+//!     }
+//! }
+//! impl Softirq<NR_CPUS> for Kernel {}
+//! impl Topology<NR_CPUS> for Kernel {
+//!     fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
+//!         MACHINE.cpu(0).ok()
+//!     }
+//! }
+//! impl Balance<NR_CPUS> for Kernel {
+//!     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
+//!         BALANCED.fetch_add(1, Relaxed); // a real kernel pulls tasks here
+//!         JIFFIES.get().add(4)
+//!     }
+//!     fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
+//!         NewidleOutcome { pulled_task: false, next_balance: None }
+//!     }
+//! }
+//! impl TickHardware<NR_CPUS> for Kernel {
+//!     fn ktime_get(&self) -> u64 {
+//!         NOW.load(Relaxed)
+//!     }
+//!     fn jiffies_update(&self) -> (Jiffies, u64) {
+//!         (JIFFIES.get(), LAST_UPDATE.load(Relaxed))
+//!     }
+//!     fn update_jiffies(&self, now: u64) {
+//!         let (period, last) = (tick_nsec(Self::HZ), LAST_UPDATE.load(Relaxed));
+//!         let ticks = now.saturating_sub(last) / period;
+//!         JIFFIES.advance(ticks as usize);
+//!         LAST_UPDATE.store(last + ticks * period, Relaxed);
+//!     }
+//!     fn program_tick(&self, cpu: Cpu, expires: u64) {
+//!         TIMER.get(cpu).store(expires, Relaxed);
+//!         ARMED.get(cpu).store(true, Relaxed);
+//!     }
+//!     fn cancel_tick(&self, cpu: Cpu) {
+//!         ARMED.get(cpu).store(false, Relaxed);
+//!     }
+//!     fn tick_expiry(&self, cpu: Cpu) -> u64 {
+//!         TIMER.get(cpu).load(Relaxed)
+//!     }
+//! }
+//! impl IdleHooks<NR_CPUS> for Kernel {
+//!     // `sti; hlt`: while CPU 1 halts, CPU 0's timer fires, then CPU 1 takes the kick.
+//!     fn cpuidle_enter(&self, cpu: Cpu) {
+//!         let cpu0 = MACHINE.cpu(0).unwrap();
+//!         NOW.store(TIMER.get(cpu0).load(Relaxed), Relaxed);
+//!         on(cpu0, || MACHINE.timer_interrupt(cpu0, &Kernel));
+//!         if KICK_IPI.get(cpu).swap(false, Relaxed) {
+//!             MACHINE.kick_interrupt(cpu, &Kernel);
+//!             NEED_RESCHED.get(cpu).store(true, Relaxed); // say the balance pulled a task
+//!         }
+//!     }
+//! }
+//!
+//! /// Runs `f` as CPU `cpu`.
+//! fn on<T>(cpu: Cpu, f: impl FnOnce() -> T) -> T {
+//!     let was = CURRENT.swap(cpu.index(), Relaxed);
+//!     let out = f();
+//!     CURRENT.store(was, Relaxed);
+//!     out
+//! }
+//!
+//! // Boot, and each CPU's tick.
+//! let nr = MACHINE.init(2, 0, &Kernel).unwrap();
+//! let (cpu0, cpu1) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
+//! on(cpu0, || MACHINE.cpu_starting(cpu0, &Kernel));
+//! on(cpu1, || MACHINE.cpu_starting(cpu1, &Kernel));
+//! // CPU 0 runs one task with another queued.
+//! let rq0 = MACHINE.rq(cpu0);
+//! rq0.set_curr_is_idle(false);
+//! rq0.set_nr_running(2);
+//! rq0.set_h_nr_runnable(2);
+//! // CPU 1 has nothing to run: newidle finds nothing, so it idles.
+//! on(cpu1, || {
+//!     assert!(!MACHINE.sched_balance_newidle(cpu1, &Kernel));
+//!     MACHINE.do_idle(cpu1, &Kernel)
+//! });
+//! // It stopped its tick and registered; CPU 0's tick kicked it; its IPI ran the idle
+//! // balance, which balanced on behalf of the idle CPUs.
+//! assert!(MACHINE.tick_sched(cpu1).idle_sleeps() >= 1);
+//! assert!(MACHINE.nohz().idle_cpus_mask().test(cpu1));
+//! assert!(BALANCED.load(Relaxed) >= 1);
+//! assert_eq!(MACHINE.warnings().total(nr), 0);
+//! ```
+//!
+//! The `platform` docs say, method by method, who calls it, in which context, and what a
+//! kernel without the facility answers; `ci/freestanding` links the same shape of embedding
+//! with no std at all, and `unikernel/` boots one on real (emulated) x86-64 SMP hardware.
+//! Changes between versions are in `CHANGELOG.md`.
+//!
 //! # What this crate is
 //!
 //! Linux keeps a bit in `nohz.idle_cpus_mask` for every CPU that is idle with its scheduler
@@ -58,11 +212,11 @@
 //!
 //! | `NR_CPUS` | `size_of::<Machine<P, N, W>>()` |
 //! |---|---|
-//! | 8 | 7,680 bytes |
-//! | 64 | 51,200 bytes |
-//! | 256 | 200,192 bytes |
-//! | 1024 | 796,160 bytes |
-//! | 8192 | 6,362,112 bytes |
+//! | 8 | 7,808 bytes |
+//! | 64 | 51,328 bytes |
+//! | 256 | 200,320 bytes |
+//! | 1024 | 796,288 bytes |
+//! | 8192 | 6,363,136 bytes |
 //!
 //! **Targets.** Any target with 64-bit atomics (`target_has_atomic = "64"`; elsewhere the
 //! crate refuses to build with a message saying so). `CachePadded` pads to 128 bytes on
@@ -94,6 +248,7 @@ extern crate std;
 
 mod base;
 pub mod beyond;
+pub mod embed;
 pub mod fair;
 pub mod idle;
 pub mod irqtime;
@@ -182,11 +337,11 @@ mod layout {
     // larger).
     #[cfg(all(target_arch = "x86_64", not(nohz_loom)))]
     const _: () = {
-        assert!(size_of::<machine!(Patched, 8)>() == 7_680);
-        assert!(size_of::<machine!(Patched, 64)>() == 51_200);
-        assert!(size_of::<machine!(Patched, 256)>() == 200_192);
-        assert!(size_of::<machine!(Scalable, 1024)>() == 796_160);
-        assert!(size_of::<machine!(Legacy, 8192)>() == 6_362_112);
+        assert!(size_of::<machine!(Patched, 8)>() == 7_808);
+        assert!(size_of::<machine!(Patched, 64)>() == 51_328);
+        assert!(size_of::<machine!(Patched, 256)>() == 200_320);
+        assert!(size_of::<machine!(Scalable, 1024)>() == 796_288);
+        assert!(size_of::<machine!(Legacy, 8192)>() == 6_363_136);
     };
 
     // Static keys and the jiffies counter: exactly one line each.

@@ -59,8 +59,8 @@ impl core::error::Error for InitError {}
 pub struct Machine<P: Policy, const N: usize, const W: usize> {
     // The rooms the hot paths touch first lead, so the busy tick's loads are at small
     // offsets from the machine's address (ci/guards.sh, T5a).
-    fair: Fair<P, N, W>,
-    cpus: Cpus<N, W>,
+    pub(crate) fair: Fair<P, N, W>,
+    pub(crate) cpus: Cpus<N, W>,
     ticks: Ticks<N, W>,
     irqtime: IrqTimes<N>,
 }
@@ -127,6 +127,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
             return Err(InitError::Topology(e));
         }
         for cpu in nr_ids.iter() {
+            self.cpus.set_online(cpu, true);
             self.cpus.set_active(cpu, true);
         }
         self.fair.boot(&self.cpus, nr_ids, plat);
@@ -155,6 +156,48 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline]
     pub fn cpu_active(&self, cpu: CpuId<N>) -> bool {
         self.cpus.cpu_active(cpu)
+    }
+
+    /// `cpu_online(cpu)`: up and taking interrupts. Every CPU is online from
+    /// [`init`](Self::init); [`cpu_dying`](Self::cpu_dying) takes it offline and
+    /// [`cpu_starting`](Self::cpu_starting) brings it back.
+    #[inline]
+    pub fn cpu_online(&self, cpu: CpuId<N>) -> bool {
+        self.cpus.cpu_online(cpu)
+    }
+
+    /// `set_cpu_online(cpu, online)`, for arch code that marks a CPU itself:
+    /// [`cpu_dying`](Self::cpu_dying) and [`cpu_starting`](Self::cpu_starting) already do it
+    /// in the kernel's places. An idle CPU found offline leaves its idle loop as dead
+    /// ([`IdleExit::CpuDead`]); one that stops its idle tick while offline counts a
+    /// [`Warning::OfflineCpuIdle`](crate::Warning::OfflineCpuIdle).
+    #[inline]
+    pub fn set_cpu_online(&self, cpu: CpuId<N>, online: bool) {
+        self.cpus.set_online(cpu, online);
+    }
+
+    /// `cpu_online_mask`.
+    #[doc(alias = "cpu_online_mask")]
+    #[inline]
+    pub fn online_mask(&self) -> &CpuMask<W> {
+        self.cpus.online_mask()
+    }
+
+    /// Whether `cpu`'s `SCHED_SOFTIRQ` is raised and has not run yet (its bit of
+    /// `local_softirq_pending()`, which the crate keeps: see [`platform::Softirq`](crate::platform::Softirq)).
+    /// [`irq_exit`](Self::irq_exit) runs it.
+    #[inline]
+    pub fn sched_softirq_pending(&self, cpu: CpuId<N>) -> bool {
+        self.fair.rq(cpu).sched_softirq_pending()
+    }
+
+    /// `flush_smp_call_function_queue()`'s nohz part on `cpu`, on `cpu` with interrupts off:
+    /// runs the nohz csd if a kick queued it, and says whether one ran.
+    ///
+    /// See [`sched_core::flush_smp_call_function_queue`](crate::sched_core::flush_smp_call_function_queue).
+    #[inline]
+    pub fn flush_smp_call_function_queue<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+        crate::sched_core::flush_smp_call_function_queue(&self.cpus, &self.fair, cpu, plat)
     }
 
     /// `cpu_active_mask`.
@@ -206,7 +249,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     /// `do_idle()` on `cpu`: `nohz_run_idle_balance`, `tick_nohz_idle_enter`, then until a
     /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick)
-    /// or go through `cpuidle_idle_call`; finally `tick_nohz_idle_exit`.
+    /// or go through `cpuidle_idle_call`; finally `tick_nohz_idle_exit` and
+    /// `flush_smp_call_function_queue` (a kick whose IPI was elided while the CPU polled).
+    ///
+    /// Call it from the idle task's loop on `cpu` with interrupts off, after
+    /// [`sched_balance_newidle`](Self::sched_balance_newidle) found nothing to pull; on
+    /// [`IdleExit::Resched`] schedule, then call it again when the CPU next has nothing to
+    /// run; on [`IdleExit::CpuDead`] the CPU went offline
+    /// ([`cpu_dying`](Self::cpu_dying) ran): park it.
     #[inline]
     pub fn do_idle<Pl: IdlePlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> IdleExit {
         crate::idle::do_idle(&self.cpus, &self.fair, &self.ticks, cpu, plat)
@@ -276,6 +326,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// kernel's `CPUHP_AP_*_DYING` callbacks, in stop-machine, in their teardown order), after
     /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate):
     ///
+    /// - `set_cpu_online(cpu, false)` (`__cpu_disable`): the CPU's idle loop returns
+    ///   [`IdleExit::CpuDead`] from here on, until [`cpu_starting`](Self::cpu_starting);
     /// - `tick_cpu_dying` (`CPUHP_AP_TICK_DYING`): if the CPU keeps time, the duty passes to
     ///   the lowest other active CPU (the others are all spinning in stop-machine, so none can
     ///   race for it); then `tick_sched_timer_dying`: the sched timer is cancelled and the
@@ -298,6 +350,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         if self.cpu_active(cpu) {
             return Err(HotplugError::StillActive { cpu: cpu.index() });
         }
+        // __cpu_disable: offline before the dying callbacks run.
+        self.cpus.set_online(cpu, false);
         self.ticks.tick_cpu_dying(&self.cpus, cpu, plat);
         crate::sched_core::hotplug::smpcfd_dying_cpu(&self.cpus, &self.fair, cpu, plat);
         Ok(())
@@ -697,7 +751,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// See [`Ticks::can_stop_full_tick`](crate::tick_sched::Ticks::can_stop_full_tick).
     #[inline(always)]
     pub fn can_stop_full_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
-        self.ticks.can_stop_full_tick(cpu, plat)
+        self.ticks.can_stop_full_tick(&self.cpus, cpu, plat)
     }
 
     /// `tick_nohz_full_stop_tick()`: stop the tick of a NO_HZ_FULL CPU while it runs a task.

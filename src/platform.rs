@@ -14,7 +14,7 @@
 //! | [`Clock`] | `jiffies`, `HZ` | every path (any context) |
 //! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` | `need_resched` / `this_cpu`: the tick, idle, softirq and newidle paths (IRQs off); `synchronize_rcu`: hotplug and domain rebuilds only (process context, may sleep) |
 //! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` | `kick_ilb`, from the busy CPU's scheduler tick (IRQs off) |
-//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` | the balance trigger (tick) and the csd handler (IPI): IRQs off |
+//! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` (a notification: the crate keeps the pending bit) | the balance trigger (tick) and the csd handler (IPI): IRQs off |
 //! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context) and the kick's due path (IRQs off) |
 //! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()`, the newidle walk | the softirq's ILB pass and the idle path (softirq or IRQs-off context; take the target's rq lock inside) |
 //! | [`TickHardware`] | the sched timer, the timer wheel, timekeeping, softirq and task tick dependencies | tick-sched's paths: the idle loop and interrupt entry/exit, IRQs off |
@@ -31,6 +31,19 @@
 //! changes under a lock (the rq lock for blocked load, the domain mutex for the topology) takes
 //! that lock itself, inside the call.
 //!
+//! **What a kernel must write.** Fifteen methods have no default, because only the kernel
+//! knows the answer: [`Clock::jiffies`]; [`CpuState::need_resched`], [`CpuState::this_cpu`],
+//! [`CpuState::synchronize_rcu`]; [`Ipi::send_nohz_ipi`]; [`Topology::llc_leader`];
+//! [`Balance::balance_domains`], [`Balance::newidle_balance`]; [`TickHardware::ktime_get`],
+//! [`TickHardware::jiffies_update`], [`TickHardware::update_jiffies`],
+//! [`TickHardware::program_tick`], [`TickHardware::cancel_tick`],
+//! [`TickHardware::tick_expiry`]; [`IdleHooks::cpuidle_enter`]. Every other method has a
+//! default that stands for a kernel without the facility it asks about (no cpusets or
+//! isolation, no load tracking, no timer wheel, no other softirq, a clocksource that never
+//! wraps, no cpuidle driver, no polling idle), and its docs say what to answer otherwise.
+//! `impl Softirq<N> for MyKernel {}` is a complete implementation: the crate keeps the
+//! `SCHED_SOFTIRQ` bit and [`Machine::irq_exit`](crate::Machine::irq_exit) runs it.
+//!
 //! [`Platform`] is all of them together, implemented automatically.
 //!
 //! The idle predicate `idle_cpu()` is deliberately *not* a platform call: it is computed from
@@ -46,12 +59,22 @@ use crate::jiffies::{Jiffies, msecs_to_jiffies};
 use core::num::NonZeroU32;
 
 /// Time as the scheduler sees it: the jiffies counter and its rate.
+///
+/// **Who owns jiffies.** The kernel does: one counter (a [`JiffiesCell`](crate::JiffiesCell)
+/// is a ready one), advanced only by the kernel's `tick_do_update_jiffies64`, which the crate
+/// calls as [`TickHardware::update_jiffies`] (from the timekeeper's tick and from a CPU
+/// waking from a long tickless idle). Three methods see it and must agree:
+/// [`Clock::jiffies`] reads the counter, [`TickHardware::update_jiffies`] advances it (and
+/// records when: the time of the last jiffy it accounted, on the jiffies grid), and
+/// [`TickHardware::jiffies_update`] returns the counter with that time, read consistently
+/// (under the lock or seqcount the update takes). Nothing else may move the counter.
 pub trait Clock {
     /// Ticks per second (`HZ`), a build constant of the kernel. Must not be 0 (checked at
     /// compile time where it is used).
     const HZ: u32 = 1000;
 
-    /// The current jiffies (`READ_ONCE(jiffies)`).
+    /// The current jiffies (`READ_ONCE(jiffies)`), from any CPU in any context (a racy read
+    /// of the counter [`TickHardware::update_jiffies`] advances; must not sleep or lock).
     fn jiffies(&self) -> Jiffies;
 
     /// `msecs_to_jiffies(ms)` at this clock's `HZ`, rounding up.
@@ -69,15 +92,22 @@ pub trait Clock {
 
 /// Per-CPU scheduler state that lives outside the crate.
 pub trait CpuState<const N: usize> {
-    /// `need_resched()` as seen on `cpu`: a task is waiting to run there.
+    /// `need_resched()` as seen on `cpu`: a task is waiting to run there. Asked about `cpu`
+    /// on `cpu` itself (the idle loop, the tick-stop checks, `tick_irq_exit`; interrupts off),
+    /// so a per-CPU flag read without a lock is enough; must not sleep. The idle loop runs
+    /// until it answers `true`: whatever wakes the CPU (a task pulled to it, a wakeup) must
+    /// set it before the interrupt that ends the idle state.
     fn need_resched(&self, cpu: CpuId<N>) -> bool;
 
-    /// `smp_processor_id()`: the CPU the caller runs on, if the platform can tell. Paths the
-    /// kernel runs only on their own CPU count a [`Warning::WrongCpu`](crate::Warning) when it
-    /// differs from the CPU they were asked to act for; `None` skips that check.
-    fn this_cpu(&self) -> Option<CpuId<N>> {
-        None
-    }
+    /// `smp_processor_id()`: the CPU the caller runs on. Paths the kernel runs only on their
+    /// own CPU (the tick, the csd handler, the softirq, idle entry and exit) count a
+    /// [`Warning::WrongCpu`](crate::Warning) when it differs from the CPU they were asked to act
+    /// for. Required, so that turning the check off is a choice: answer `None` only where the
+    /// caller cannot tell (a test rig driving every CPU from one thread), which skips it.
+    ///
+    /// Called from every entry point that runs on its own CPU (interrupts off); must not sleep.
+    #[doc(alias = "smp_processor_id")]
+    fn this_cpu(&self) -> Option<CpuId<N>>;
 
     /// `synchronize_rcu()`: returns once every CPU has left any NOHZ path it was in when the
     /// call started, and what those paths wrote is visible to the caller.
@@ -101,19 +131,42 @@ pub trait CpuState<const N: usize> {
 /// Cross-CPU calls.
 pub trait Ipi<const N: usize> {
     /// Sends the nohz kick to `target` (`smp_call_function_single_async(target,
-    /// &rq->nohz_csd)`), fire-and-forget. `from` is the kicking CPU. The kernel's handler on
-    /// `target` must call the crate's csd entry point, which releases the csd before running
-    /// `nohz_csd_func`.
+    /// &rq->nohz_csd)`), fire-and-forget. `from` is the kicking CPU, which calls this from its
+    /// scheduler tick with interrupts off: must not sleep or wait for the target. The
+    /// target's interrupt handler must call [`Machine::kick_interrupt`](crate::Machine::kick_interrupt)
+    /// (or, inside the kernel's own irq entry and exit,
+    /// [`Machine::flush_smp_call_function_queue`](crate::Machine::flush_smp_call_function_queue)).
+    ///
+    /// **Ordering.** The interrupt must not overtake the caller's earlier stores (the kick
+    /// bits and the csd's busy flag): the handler reads them. An xAPIC ICR write (uncached
+    /// MMIO) is ordered after them; an x2APIC `wrmsr` is not, and needs a full fence first
+    /// (as the kernel's `weak_wrmsr_fence`).
+    ///
+    /// **Eliding it.** A target that is polling in its idle loop
+    /// ([`IdleHooks::poll_idle`]) may be woken instead by setting its `need_resched` (the
+    /// kernel's `set_nr_if_polling`), provided the poll loop clears its polling state with a
+    /// full fence before it returns: [`Machine::do_idle`](crate::Machine::do_idle) then runs
+    /// the queued csd on its way out.
     #[doc(alias = "smp_call_function_single_async")]
     fn send_nohz_ipi(&self, from: CpuId<N>, target: CpuId<N>);
 }
 
 /// Softirqs.
+///
+/// The crate keeps each CPU's `SCHED_SOFTIRQ` pending bit itself
+/// ([`Machine::sched_softirq_pending`](crate::Machine::sched_softirq_pending)):
+/// [`Machine::irq_exit`](crate::Machine::irq_exit) runs the softirq when it is set, and the idle
+/// path's pending-softirq check sees it. A kernel with its own softirq machinery (ksoftirqd,
+/// `raise_softirq_irqoff`) overrides this method to raise its softirq too, and calls
+/// [`Machine::sched_balance_softirq`](crate::Machine::sched_balance_softirq) from its handler,
+/// which clears the crate's bit first (so a later `irq_exit` does not run it again).
 pub trait Softirq<const N: usize> {
-    /// Raises `SCHED_SOFTIRQ` on `cpu`, the calling CPU (`raise_softirq_irqoff`); its handler
-    /// must call the crate's softirq entry point.
+    /// `SCHED_SOFTIRQ` was raised on `cpu`, the calling CPU (`raise_softirq_irqoff`), with
+    /// interrupts off, from the scheduler tick or the nohz csd handler. The crate has already
+    /// set its pending bit; by default nothing else happens, and `irq_exit` runs the softirq.
     #[doc(alias = "raise_softirq_irqoff")]
-    fn raise_sched_softirq(&self, cpu: CpuId<N>);
+    #[inline]
+    fn raise_sched_softirq(&self, _cpu: CpuId<N>) {}
 }
 
 /// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
@@ -122,13 +175,22 @@ pub const SCHED_CAPACITY_SCALE: u64 = 1024;
 /// Scheduling-domain facts. The crate reads them when it builds or rebuilds its per-LLC state
 /// (at init and on hotplug) and on the balancer kick's slow path.
 pub trait Topology<const N: usize> {
-    /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`). `false` for isolated
-    /// CPUs and for a partition of one CPU; such CPUs never register as idle.
-    fn has_sched_domain(&self, cpu: CpuId<N>) -> bool;
+    /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`): it takes part in load
+    /// balancing. `false` for isolated CPUs (`isolcpus=domain`) and for a partition of one CPU;
+    /// such CPUs never register as idle and are never kicked. Read when the domains are built
+    /// (init, hotplug, rebuilds; process context). The default, `true` for every CPU, is one
+    /// balancing domain over the whole machine, which is what a kernel without cpusets or
+    /// isolation has.
+    #[inline]
+    fn has_sched_domain(&self, _cpu: CpuId<N>) -> bool {
+        true
+    }
 
     /// The lowest-numbered CPU of `cpu`'s last-level-cache domain (`sd_llc_id`, the first CPU
     /// of the `sd_llc` span), or `None` if it has no LLC domain. Every CPU of one LLC names the
-    /// same CPU, which names itself.
+    /// same CPU, which names itself. Read when the domains are built (init, hotplug, rebuilds;
+    /// process context), never on a hot path; a machine whose CPUs all share one cache
+    /// answers CPU 0 for all.
     ///
     /// Answering with the hardware's cache topology is enough: when it builds the domains the
     /// crate applies the kernel's rules on top. A CPU without a base domain
@@ -234,20 +296,41 @@ pub trait Balance<const N: usize> {
     /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
     /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,
     /// never a lost one). Details in [`crate::fair::rq`].
+    ///
+    /// **Without load tracking.** A kernel that keeps no decaying averages (no PELT) has no
+    /// blocked load: the default answers `false`, so each CPU's flag clears at its first
+    /// decay pass and the ILB pass stops visiting it for blocked load.
     #[doc(alias = "sched_balance_update_blocked_averages")]
-    fn update_blocked_averages(&self, by: CpuId<N>, cpu: CpuId<N>) -> bool;
+    #[inline]
+    fn update_blocked_averages(&self, _by: CpuId<N>, _cpu: CpuId<N>) -> bool {
+        false
+    }
 
-    /// `update_rq_clock(rq)` under `cpu`'s rq lock, run by `by`.
-    fn update_rq_clock(&self, by: CpuId<N>, cpu: CpuId<N>);
+    /// `update_rq_clock(rq)` under `cpu`'s rq lock, run by `by` (the ILB pass, softirq
+    /// context), before it balances for `cpu`. A kernel whose `balance_domains` reads the
+    /// clock itself has nothing to do here (the default).
+    #[inline]
+    fn update_rq_clock(&self, _by: CpuId<N>, _cpu: CpuId<N>) {}
 
     /// `sched_balance_domains(cpu_rq(cpu), idle)`, run by `by` on `cpu`'s behalf: may pull
     /// tasks to `cpu`. Returns `cpu`'s rq's new `next_balance`.
+    ///
+    /// **Who runs it and what to lock.** `by` is the CPU running the call: `cpu` itself from
+    /// its own softirq (`idle` is [`CpuIdleType::NotIdle`] or [`CpuIdleType::Idle`]), or the
+    /// idle load balancer in its ILB pass balancing for an idle `cpu` (`by != cpu`,
+    /// [`CpuIdleType::Idle`]). Softirq context: take the run-queue locks it moves tasks
+    /// between (`cpu`'s and the busiest's) inside the call, and wake `cpu` (set its
+    /// `need_resched`, send it a reschedule IPI when `by != cpu`) if a task was pulled to it.
     #[doc(alias = "sched_balance_domains")]
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies;
 
     /// The domain walk of `sched_balance_newidle` on `cpu` (which has a domain, is active and
     /// has no wakeup pending): tries to pull a task and reports the outcome. The crate does
     /// the NOHZ-visible rest (misfit reset, `next_balance`, `nohz_newidle_balance`).
+    ///
+    /// Called on `cpu` by [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle),
+    /// from the scheduler as the CPU is about to run its idle task (interrupts off, `cpu`'s rq
+    /// lock not held by the crate: take the locks the pull needs inside).
     #[doc(alias = "sched_balance_newidle")]
     fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome;
 }
@@ -298,51 +381,108 @@ pub mod softirq {
 
 /// The timer hardware and timekeeping facts tick-sched needs (spec §7). Times are `u64`
 /// nanoseconds of the monotonic clock; [`KTIME_MAX`] is "never".
+///
+/// Of its methods, six are required (the clock, jiffies' update, and the sched timer); the
+/// rest have defaults that describe a kernel without the facility (no timer wheel, no RCU
+/// callbacks needing the tick, a clocksource that never wraps, no vtime, no softirq but the
+/// crate's), each saying so.
 pub trait TickHardware<const N: usize> {
-    /// `ktime_get()`: now.
+    /// `ktime_get()`: now, in nanoseconds of a monotonic clock shared by all CPUs (a
+    /// synchronized TSC, say), from any CPU with interrupts off; must not sleep. It also
+    /// times irq accounting ([`Machine::irq_enter`](crate::Machine::irq_enter)).
     fn ktime_get(&self) -> u64;
 
-    /// `get_jiffies_update()`: jiffies and the time of its last update, read consistently.
+    /// `get_jiffies_update()`: jiffies and the time of its last update, read consistently
+    /// (see "Who owns jiffies" at [`Clock`]), from any CPU with interrupts off.
     #[doc(alias = "get_jiffies_update")]
     fn jiffies_update(&self) -> (Jiffies, u64);
 
-    /// `tick_do_update_jiffies64(now)`: catch jiffies up to `now` (the timekeeper's job; any
-    /// CPU waking from a long idle may do it).
+    /// `tick_do_update_jiffies64(now)`: catch jiffies up to `now`: if at least one tick
+    /// period passed since the last update, advance the counter by the whole periods passed
+    /// and move the update time on by as many periods (see "Who owns jiffies" at [`Clock`]).
+    /// Called with interrupts off by the timekeeper's tick and by any CPU whose stopped tick
+    /// an interrupt ends; two CPUs may call it at once, so it serialises itself (a spin lock
+    /// or the kernel's `jiffies_lock`), and a call finding nothing to do returns at once.
     #[doc(alias = "tick_do_update_jiffies64")]
     fn update_jiffies(&self, now: u64);
 
     /// Something needs `cpu`'s tick in the next period: RCU, the architecture, irq_work, or a
-    /// pending timer softirq.
-    fn cpu_needs_tick(&self, cpu: CpuId<N>) -> bool;
+    /// pending timer softirq. Asked on `cpu` when its tick may stop (idle or NO_HZ_FULL,
+    /// interrupts off). The default, `false`, is a kernel with none of them.
+    #[inline]
+    fn cpu_needs_tick(&self, _cpu: CpuId<N>) -> bool {
+        false
+    }
 
     /// `get_next_timer_interrupt(basej, basem)`: the next timer expiry on `cpu` (the timer
     /// wheel, and hrtimers in low-resolution mode), or [`KTIME_MAX`]. Never before `basem`: a
     /// timer already expired is due at `basem`, as the timer wheel reports it. An earlier
     /// answer is counted as a [`Warning::NextTimerInPast`](crate::Warning) and taken as `basem`.
+    ///
+    /// Asked on `cpu` when its tick may stop (interrupts off). The default, [`KTIME_MAX`], is a
+    /// kernel without a timer wheel: nothing but the tick itself ever wakes the CPU, so an idle
+    /// CPU's tick stops until an interrupt arrives (a kick, a wakeup IPI).
     #[doc(alias = "get_next_timer_interrupt")]
-    fn next_timer_interrupt(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> u64;
+    #[inline]
+    fn next_timer_interrupt(&self, _cpu: CpuId<N>, _basej: Jiffies, _basem: u64) -> u64 {
+        KTIME_MAX
+    }
 
     /// `timer_base_try_to_set_idle()` for a tick not yet stopped: `Some(next expiry)` if the
     /// timer base went idle, `None` if it refused (a timer is due), which keeps the tick.
-    fn timer_base_try_to_set_idle(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> Option<u64>;
+    /// Asked on `cpu` as the idle tick stops (interrupts off). The default is a timer base that
+    /// always goes idle, with [`next_timer_interrupt`](Self::next_timer_interrupt)'s answer.
+    #[inline]
+    fn timer_base_try_to_set_idle(&self, cpu: CpuId<N>, basej: Jiffies, basem: u64) -> Option<u64> {
+        Some(self.next_timer_interrupt(cpu, basej, basem))
+    }
 
-    /// `timer_clear_idle()`: the timer base is busy again.
-    fn timer_clear_idle(&self, cpu: CpuId<N>);
+    /// `timer_clear_idle()`: the timer base is busy again (the tick restarts or the idle
+    /// period ends, on `cpu`, interrupts off). Nothing to do without a timer base (the default).
+    #[inline]
+    fn timer_clear_idle(&self, _cpu: CpuId<N>) {}
 
-    /// `timekeeping_max_deferment()`: how long timekeeping may go without a tick.
-    fn timekeeping_max_deferment(&self) -> u64;
+    /// `timekeeping_max_deferment()`: how long timekeeping may go without a tick, in
+    /// nanoseconds (the clocksource's `max_idle_ns`: how long before the counter wraps or the
+    /// conversion overflows). The default, [`KTIME_MAX`], is a clocksource that never wraps (a
+    /// 64-bit TSC read as nanoseconds).
+    #[inline]
+    fn timekeeping_max_deferment(&self) -> u64 {
+        KTIME_MAX
+    }
 
-    /// Programs `cpu`'s sched timer (the one-shot tick) to fire at `expires`.
+    /// Programs `cpu`'s sched timer (the one-shot tick) to fire at `expires` (absolute
+    /// [`ktime_get`](Self::ktime_get) time; already past means at once). Called on `cpu` with
+    /// interrupts off: by the timer interrupt to re-arm the periodic tick (one period on, on
+    /// the old phase), when the idle or NO_HZ_FULL tick stops (the next event) and when it
+    /// restarts. A later call replaces the earlier expiry. The timer's interrupt must call
+    /// [`Machine::timer_interrupt`](crate::Machine::timer_interrupt).
+    #[doc(alias = "tick_program_event")]
+    #[doc(alias = "hrtimer_start")]
     fn program_tick(&self, cpu: CpuId<N>, expires: u64);
 
-    /// Cancels `cpu`'s sched timer (a stopped tick with nothing to wake for).
+    /// Cancels `cpu`'s sched timer (a stopped tick with nothing to wake for), on `cpu` with
+    /// interrupts off. No timer interrupt until the next [`program_tick`](Self::program_tick).
+    #[doc(alias = "hrtimer_cancel")]
     fn cancel_tick(&self, cpu: CpuId<N>);
 
-    /// `hrtimer_get_expires(&ts->sched_timer)`: when `cpu`'s sched timer is set to fire.
+    /// `hrtimer_get_expires(&ts->sched_timer)`: when `cpu`'s sched timer is set to fire: the
+    /// last expiry programmed, kept after a cancel (as the hrtimer keeps it), and before the
+    /// first [`program_tick`](Self::program_tick) the periodic tick's next expiry. Read on
+    /// `cpu` (interrupts off) to re-arm the periodic tick one period on and when the tick
+    /// stops (to restart it on the same phase later). The crate does not keep it itself, so
+    /// that a timer moved behind its back shows ([`Warning::TickNotProgrammed`](crate::Warning)):
+    /// answer from the timer hardware or subsystem, not from a copy of the last call.
+    #[doc(alias = "hrtimer_get_expires")]
     fn tick_expiry(&self, cpu: CpuId<N>) -> u64;
 
-    /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits.
-    fn local_softirq_pending(&self, cpu: CpuId<N>) -> u32;
+    /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits, besides `SCHED_SOFTIRQ`, whose
+    /// bit the crate keeps itself ([`Softirq`]). Asked on `cpu` as its idle tick may stop
+    /// (interrupts off). The default, 0, is a kernel with no other softirq.
+    #[inline]
+    fn local_softirq_pending(&self, _cpu: CpuId<N>) -> u32 {
+        0
+    }
 
     /// `local_bh_blocked()` on `cpu` (PREEMPT_RT): a task holding the bottom-half lock is
     /// blocked, so pending softirqs wait for that lock, not for the tick, and
@@ -351,9 +491,6 @@ pub trait TickHardware<const N: usize> {
     fn local_bh_blocked(&self, _cpu: CpuId<N>) -> bool {
         false
     }
-
-    /// `cpu_online(cpu)`.
-    fn cpu_online(&self, cpu: CpuId<N>) -> bool;
 
     /// The tick dependencies of the task running on `cpu` and its signal group
     /// (`current->tick_dep_mask | current->signal->tick_dep_mask`).
@@ -394,9 +531,16 @@ pub trait IdleHooks<const N: usize> {
         false
     }
 
-    /// `cpu_idle_poll()`: spin with interrupts on until `need_resched` or an interrupt.
+    /// `cpu_idle_poll()`: spin with interrupts on until `need_resched` or an interrupt; runs
+    /// only when [`idle_poll`](Self::idle_poll) says so. The default spins once and returns:
+    /// [`Machine::do_idle`](crate::Machine::do_idle)'s loop checks `need_resched` and calls it
+    /// again. A kick sent while the CPU polls may have its IPI elided by the platform (as the
+    /// kernel's `set_nr_if_polling` does): `do_idle` runs the queued csd on its way out.
     #[doc(alias = "cpu_idle_poll")]
-    fn poll_idle(&self, cpu: CpuId<N>);
+    #[inline]
+    fn poll_idle(&self, _cpu: CpuId<N>) {
+        core::hint::spin_loop();
+    }
 
     /// The cpuidle governor's choice: `None` when there is no cpuidle driver (default idle),
     /// `Some(stop_tick)` otherwise (`cpuidle_select`).
@@ -404,13 +548,24 @@ pub trait IdleHooks<const N: usize> {
         None
     }
 
-    /// Enters the chosen idle state and returns after the next interrupt (whose handling, irq
-    /// entry and exit included, the platform runs through the crate's entry points).
+    /// Enters the chosen idle state and returns after the next interrupt, whose handler (run
+    /// through [`Machine::timer_interrupt`](crate::Machine::timer_interrupt),
+    /// [`Machine::kick_interrupt`](crate::Machine::kick_interrupt) or the kernel's own between
+    /// [`Machine::irq_enter`](crate::Machine::irq_enter) and
+    /// [`Machine::irq_exit`](crate::Machine::irq_exit)) has run. Called on `cpu` with interrupts
+    /// off; enable them atomically with the wait (`sti; hlt` on x86) so that an interrupt
+    /// arriving between the caller's `need_resched` check and the wait ends it, and return
+    /// with them off again.
+    #[doc(alias = "arch_cpu_idle")]
     fn cpuidle_enter(&self, cpu: CpuId<N>);
 
-    /// `cpuhp_report_idle_dead()` / `arch_cpu_idle_dead()`: `cpu` went offline in the idle loop.
+    /// `cpuhp_report_idle_dead()` / `arch_cpu_idle_dead()`: `cpu` went offline in the idle
+    /// loop; [`Machine::do_idle`](crate::Machine::do_idle) returns
+    /// [`IdleExit::CpuDead`](crate::IdleExit) right after. The default does nothing, for a
+    /// kernel that parks the CPU on that return value.
     #[doc(alias = "cpuhp_report_idle_dead")]
-    fn report_idle_dead(&self, cpu: CpuId<N>);
+    #[inline]
+    fn report_idle_dead(&self, _cpu: CpuId<N>) {}
 }
 
 /// Everything the idle loop driver needs.

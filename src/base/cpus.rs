@@ -1,7 +1,7 @@
-//! `Cpus`: what every room reads about the machine's CPUs: `nr_cpu_ids`, `cpu_active_mask`
-//! and the warning counters.
+//! `Cpus`: what every room reads about the machine's CPUs: `nr_cpu_ids`, `cpu_active_mask`,
+//! `cpu_online_mask` and the warning counters.
 //!
-//! C source: `kernel/cpu.c` (`cpu_active_mask`, `set_cpu_active`), `include/linux/cpumask.h` (`nr_cpu_ids`, `cpu_active`).
+//! C source: `kernel/cpu.c` (`cpu_active_mask`, `set_cpu_active`, `cpu_online_mask`, `set_cpu_online`), `include/linux/cpumask.h` (`nr_cpu_ids`, `cpu_active`).
 //!
 //! # Design
 //!
@@ -21,6 +21,7 @@ use crossbeam_utils::CachePadded;
 pub struct Cpus<const N: usize, const W: usize> {
     nr_cpu_ids: CachePadded<NrCpuIdsCell<N>>,
     active: CpuMask<W>,
+    online: CpuMask<W>,
     warnings: Warnings<N>,
 }
 
@@ -31,6 +32,7 @@ impl<const N: usize, const W: usize> Cpus<N, W> {
             Cpus {
                 nr_cpu_ids: CachePadded::new(NrCpuIdsCell::new()),
                 active: CpuMask::new(),
+                online: CpuMask::new(),
                 warnings: Warnings::new(),
             }
         }
@@ -68,6 +70,32 @@ impl<const N: usize, const W: usize> Cpus<N, W> {
     #[inline]
     pub fn active_mask(&self) -> &CpuMask<W> {
         &self.active
+    }
+
+    /// `cpu_online(cpu)`: the CPU is up (it runs its idle loop or tasks, and takes
+    /// interrupts). Every CPU is online from [`Machine::init`](crate::Machine::init);
+    /// [`Machine::cpu_dying`](crate::Machine::cpu_dying) takes it offline and
+    /// [`Machine::cpu_starting`](crate::Machine::cpu_starting) brings it back.
+    #[inline]
+    pub fn cpu_online(&self, cpu: CpuId<N>) -> bool {
+        self.online.test(cpu)
+    }
+
+    /// `cpu_online_mask`.
+    #[doc(alias = "cpu_online_mask")]
+    #[inline]
+    pub fn online_mask(&self) -> &CpuMask<W> {
+        &self.online
+    }
+
+    /// `set_cpu_online(cpu, online)`: boot, `cpu_dying` and `cpu_starting` call it.
+    #[inline]
+    pub(crate) fn set_online(&self, cpu: CpuId<N>, online: bool) {
+        if online {
+            self.online.set(cpu);
+        } else {
+            self.online.clear(cpu);
+        }
     }
 
     /// `set_cpu_active(cpu, active)`: only boot and hotplug call it.

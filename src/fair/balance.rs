@@ -51,6 +51,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         plat: &Pl,
     ) {
         cpus.check_on_cpu(cpu, plat.this_cpu());
+        // __do_softirq clears the pending bits before running the handlers.
+        self.rq(cpu).take_sched_softirq();
         let idle = if self.rq(cpu).idle_balance() {
             CpuIdleType::Idle
         } else {

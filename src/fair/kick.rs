@@ -71,7 +71,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             return None;
         }
         if plat.jiffies().is_after_eq(rq.next_balance()) {
-            plat.raise_sched_softirq(cpu);
+            rq.raise_sched_softirq(cpu, plat);
         }
         Some(self.nohz_balancer_kick(cpus, cpu, plat))
     }

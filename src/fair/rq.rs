@@ -229,6 +229,8 @@ struct RqNohz {
     next_balance: AtomicUsize,
     idle_balance: AtomicBool,
     nohz_idle_balance: AtomicU32,
+    // This CPU's `SCHED_SOFTIRQ` pending bit: raised and consumed only on this CPU.
+    sched_softirq: AtomicBool,
     avg_idle: AtomicU64,
     // Domain facts, rebuilt with the topology. `has_domain` is one word, read racily (a
     // reader sees the old or the new answer, as with the kernel's `rq->sd`). The LLC leader and
@@ -317,6 +319,7 @@ impl Rq {
                     next_balance: AtomicUsize::new(0),
                     idle_balance: AtomicBool::new(false),
                     nohz_idle_balance: AtomicU32::new(0),
+                    sched_softirq: AtomicBool::new(false),
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
@@ -394,11 +397,37 @@ impl Rq {
         pub idle_balance: bool = nohz.idle_balance; => pub(crate) set_idle_balance;
         /// `rq->nohz_idle_balance`: the flags handed from the csd handler to the softirq.
         pub nohz_idle_balance: NohzFlags = nohz.nohz_idle_balance; => pub(crate) set_nohz_idle_balance;
+        /// This CPU's `SCHED_SOFTIRQ` is raised and has not run yet (its bit in
+        /// `local_softirq_pending()`).
+        pub sched_softirq_pending: bool = nohz.sched_softirq;
         /// Whether the csd is queued or its handler not yet started (`CSD_FLAG_LOCK`).
         pub csd_busy: bool = kick.csd_busy;
         /// Whether this CPU has a base scheduling domain (`rq->sd != NULL`).
         pub has_sched_domain: bool = nohz.has_domain;
     }
+    /// `raise_softirq_irqoff(SCHED_SOFTIRQ)` on this CPU, the owner, with interrupts off:
+    /// sets the crate's pending bit, then tells the platform.
+    #[inline]
+    pub(crate) fn raise_sched_softirq<Pl: crate::platform::Softirq<N>, const N: usize>(
+        &self,
+        cpu: crate::cpu::CpuId<N>,
+        plat: &Pl,
+    ) {
+        self.nohz.sched_softirq.store(true, Relaxed);
+        plat.raise_sched_softirq(cpu);
+    }
+
+    /// Consumes this CPU's `SCHED_SOFTIRQ` pending bit, on its own CPU (`__do_softirq` clears
+    /// the pending bits before it runs the handlers): whether it was set.
+    #[inline]
+    pub(crate) fn take_sched_softirq(&self) -> bool {
+        let pending = self.nohz.sched_softirq.load(Relaxed);
+        if pending {
+            self.nohz.sched_softirq.store(false, Relaxed);
+        }
+        pending
+    }
+
     /// `rq->has_blocked_load`: this runqueue may have blocked load left to decay (some set
     /// is not yet covered by a decay that found nothing left).
     #[inline]

@@ -130,7 +130,5 @@ pub(crate) fn smpcfd_dying_cpu<P: Policy, Pl: Platform<N>, const N: usize, const
     cpu: CpuId<N>,
     plat: &Pl,
 ) {
-    if fair.rq(cpu).csd_busy() {
-        super::nohz_csd_ipi(cpus, fair, cpu, plat);
-    }
+    super::flush_smp_call_function_queue(cpus, fair, cpu, plat);
 }

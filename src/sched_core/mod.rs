@@ -55,6 +55,28 @@ pub fn nohz_csd_ipi<P: Policy, Pl: Platform<N>, const N: usize, const W: usize>(
     nohz_csd_func(cpus, fair, cpu, plat);
 }
 
+/// `flush_smp_call_function_queue()`'s nohz part on `cpu`, on `cpu` itself with interrupts
+/// off: runs the csd if a kick queued it (through [`nohz_csd_ipi`]) and says whether one ran.
+/// The call-function IPI's handler does this, and so do the two places the kernel flushes
+/// without an IPI: the idle loop's exit (a kick to a polling CPU whose IPI the platform
+/// elided) and the dying CPU (`smpcfd_dying_cpu`). An IPI arriving after a flush ran its
+/// csd finds nothing queued, as the kernel's does.
+pub fn flush_smp_call_function_queue<P: Policy, Pl: Platform<N>, const N: usize, const W: usize>(
+    cpus: &Cpus<N, W>,
+    fair: &Fair<P, N, W>,
+    cpu: CpuId<N>,
+    plat: &Pl,
+) -> bool {
+    // Relaxed: the kick's IPI (or the need_resched that replaced it) is ordered after the
+    // kicker's csd_lock by the platform (Ipi::send_nohz_ipi), and nohz_csd_func's
+    // fetch_andnot is the acquire that matters (O3).
+    let queued = fair.rq(cpu).csd_busy();
+    if queued {
+        nohz_csd_ipi(cpus, fair, cpu, plat);
+    }
+    queued
+}
+
 /// `nohz_csd_func(rq)`, in IPI context on the kicked CPU: consumes every pending bit; if the
 /// CPU is still idle, hands them to the softirq and raises it; otherwise the request is
 /// dropped (a later busy tick elsewhere kicks again). Returns the bits consumed.
@@ -75,7 +97,7 @@ pub(crate) fn nohz_csd_func<P: Policy, Pl: Platform<N>, const N: usize, const W:
     rq.set_idle_balance(idle);
     if idle {
         rq.set_nohz_idle_balance(flags);
-        plat.raise_sched_softirq(cpu);
+        rq.raise_sched_softirq(cpu, plat);
     }
     flags
 }

@@ -184,7 +184,6 @@ struct TickState {
     now: AtomicU64,
     last_jiffies_update: AtomicU64,
     max_deferment: AtomicU64,
-    online: Vec<AtomicBool>,
     needs_tick: Vec<AtomicBool>,
     next_timer: Vec<AtomicU64>,
     base_refuses_idle: Vec<AtomicBool>,
@@ -270,7 +269,6 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
                 now: AtomicU64::new(START_NS),
                 last_jiffies_update: AtomicU64::new(START_NS),
                 max_deferment: AtomicU64::new(10 * crate::platform::NSEC_PER_SEC),
-                online: per_cpu(true),
                 needs_tick: per_cpu(false),
                 next_timer: (0..N).map(|_| AtomicU64::new(KTIME_MAX)).collect(),
                 base_refuses_idle: per_cpu(false),
@@ -383,11 +381,6 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         let now = self.time_ns().saturating_add(ns);
         self.set_time_ns(now);
         self.update_jiffies(now);
-    }
-
-    /// Marks `cpu` online or offline.
-    pub fn set_online(&self, cpu: CpuId<N>, online: bool) {
-        self.tick.online[cpu.index()].store(online, Relaxed);
     }
 
     /// Whether RCU, the architecture or irq_work need `cpu`'s tick.
@@ -681,9 +674,6 @@ impl<const N: usize, const HZ: u32> TickHardware<N> for HostPlatform<N, HZ> {
     }
     fn local_bh_blocked(&self, cpu: CpuId<N>) -> bool {
         self.tick.bh_blocked[cpu.index()].load(Relaxed)
-    }
-    fn cpu_online(&self, cpu: CpuId<N>) -> bool {
-        self.tick.online[cpu.index()].load(Relaxed)
     }
     fn task_tick_dependencies(&self, cpu: CpuId<N>) -> u32 {
         self.tick.task_deps[cpu.index()].load(Relaxed)

@@ -573,7 +573,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     ) -> bool {
         let ts = self.tick_sched(cpu);
         cpus.warn_at(cpu)
-            .warn_on(!plat.cpu_online(cpu), Warning::OfflineCpuIdle);
+            .warn_on(!cpus.cpu_online(cpu), Warning::OfflineCpuIdle);
         if !ts.test(TsFlags::NOHZ) {
             return false;
         }
@@ -759,8 +759,13 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
 
     /// `can_stop_full_tick()`: a NO_HZ_FULL CPU may run tickless unless it is offline or
     /// something depends on its tick (machine-wide, this CPU, the running task or its group).
-    pub fn can_stop_full_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
-        if !plat.cpu_online(cpu) {
+    pub fn can_stop_full_tick<Pl: TickPlatform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> bool {
+        if !cpus.cpu_online(cpu) {
             return false;
         }
         let deps = self.globals.tick_dep_mask.load(Relaxed)
@@ -795,7 +800,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         now: u64,
         plat: &Pl,
     ) {
-        if self.can_stop_full_tick(cpu, plat) {
+        if self.can_stop_full_tick(cpus, cpu, plat) {
             self.tick_nohz_full_stop_tick(cpus, cpu, plat);
         } else if self.tick_sched(cpu).tick_stopped() {
             self.tick_nohz_restart_sched_tick(cpu, now, plat);
@@ -869,7 +874,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
 }
 
 /// `hrtimer_forward`: the first `from + k * period` (k >= 0) that is after `now`.
-fn forward(from: u64, now: u64, period: u64) -> u64 {
+pub(crate) fn forward(from: u64, now: u64, period: u64) -> u64 {
     if from > now || period == 0 {
         return from;
     }

@@ -90,7 +90,7 @@ fn nohz_full_keeps_the_timekeeper_ticking<P: Policy>() {
 
 fn an_offline_cpu_warns_and_carries_on<P: Policy>() {
     let w = World::<P>::new(4);
-    w.p.set_online(w.cpu(2), false);
+    w.m.set_cpu_online(w.cpu(2), false);
     assert!(w.m.can_stop_idle_tick(w.cpu(2), &*w.p));
     assert_eq!(w.m.warnings().of_kind(Warning::OfflineCpuIdle), 1);
 }

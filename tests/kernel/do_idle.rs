@@ -121,7 +121,7 @@ fn interrupts_inside_idle_keep_the_loop_going_until_a_reschedule<P: Policy>() {
 fn an_offline_cpu_is_reported_dead_without_stopping_the_tick<P: Policy>() {
     let w = World::<P>::new(4);
     w.idle(2);
-    w.p.set_online(w.cpu(2), false);
+    w.m.set_cpu_online(w.cpu(2), false);
     w.p.take_events();
     assert_eq!(w.m.do_idle(w.cpu(2), &*w.p), IdleExit::CpuDead);
     assert_eq!(kinds(&w), ["dead"]);

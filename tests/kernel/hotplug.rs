@@ -341,8 +341,10 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
         ),
         "the idle statistics outlive the CPU"
     );
-    // Up again: tick set up, then activated.
-    w.m.tick_nohz_activate(c1, true);
+    assert!(!w.m.cpu_online(c1), "__cpu_disable took it offline");
+    // Up again: online with its tick set up, then activated.
+    w.m.cpu_starting(c1, &*w.p);
+    assert!(w.m.cpu_online(c1));
     w.m.sched_cpu_activate(c1, &*w.p).unwrap();
     w.busy(1, 1);
     let fresh = w.ts(3);

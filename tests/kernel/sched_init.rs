@@ -27,6 +27,9 @@ impl<P: Policy> CpuState<N> for MachineIds<'_, P> {
     fn need_resched(&self, cpu: CpuId<N>) -> bool {
         self.host.need_resched(cpu)
     }
+    fn this_cpu(&self) -> Option<CpuId<N>> {
+        self.host.this_cpu()
+    }
     fn synchronize_rcu(&self) {
         self.host.synchronize_rcu();
     }

@@ -32,7 +32,7 @@ fn dependencies_keep_the_tick<P: Policy>() {
         "the task's or its group's mask"
     );
     w.p.set_task_tick_dependencies(c, 0);
-    w.p.set_online(c, false);
+    w.m.set_cpu_online(c, false);
     assert!(!w.m.can_stop_full_tick(c, &*w.p));
 }
 

@@ -605,7 +605,7 @@ fn run_raw<P: Policy>(nr: usize, calls: &[Raw]) {
             }
             Raw::NextTimer(a, t) => p.set_next_timer(cpu(a), t),
             Raw::NeedsTick(a, b) => p.set_needs_tick(cpu(a), b),
-            Raw::Online(a, b) => p.set_online(cpu(a), b),
+            Raw::Online(a, b) => m.set_cpu_online(cpu(a), b),
             Raw::Timekeeper(a) => m.set_tick_do_timer_cpu(a.map(cpu)),
             Raw::NohzFull(a, b) => {
                 if b {

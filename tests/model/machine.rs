@@ -263,6 +263,7 @@ impl<P: Policy> Sut<P> {
             Step::IdlePoll(c) => m.tick_nohz_idle_restart_tick(self.cpu(c), p),
             Step::DoIdle(c) => {
                 let cpu = self.cpu(c);
+                let queued = m.rq(cpu).csd_busy();
                 let exit = m.do_idle(cpu, p);
                 assert_eq!(
                     exit,
@@ -271,6 +272,10 @@ impl<P: Policy> Sut<P> {
                 );
                 // schedule(): nothing to run, the idle task again.
                 p.set_need_resched(cpu, false);
+                if queued {
+                    // do_idle's exit flushed it.
+                    self.handled_csd(c);
+                }
             }
             Step::Irq(c) => {
                 self.irq_enter(c);
@@ -344,8 +349,10 @@ impl<P: Policy> Sut<P> {
             }
             Step::Activate(c) => {
                 let cpu = self.cpu(c);
-                // A CPU that died comes back with its tick set up again.
-                if m.tick_sched(cpu).flags().is_empty() {
+                // A CPU that died comes back online with its tick set up again (what
+                // cpu_starting does, but for the first tick, which the model does not program).
+                if !m.cpu_online(cpu) {
+                    m.set_cpu_online(cpu, true);
                     m.tick_nohz_activate(cpu, true);
                 }
                 self.set_platform_topology_as(Some((c, true)));

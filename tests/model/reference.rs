@@ -840,6 +840,10 @@ impl Model {
                 self.tick_nohz_idle_stop_tick(c);
                 self.cpus[c].need_resched = true;
                 self.tick_nohz_idle_exit(c);
+                // flush_smp_call_function_queue: a kick queued meanwhile runs now.
+                if self.cpus[c].csd_busy {
+                    self.nohz_csd_ipi(c);
+                }
                 let cpu = &mut self.cpus[c];
                 cpu.need_resched = false;
                 cpu.curr_idle = cpu.nr_running == 0;

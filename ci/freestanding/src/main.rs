@@ -10,12 +10,12 @@
 use core::panic::PanicInfo;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use nohz::platform::{
-    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleOutcome, Softirq,
-    TickHardware, Topology,
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, NewidleOutcome, Softirq, TickHardware,
+    Topology,
 };
 use nohz::{
-    CpuId, CpuMask, IrqContext, Jiffies, JiffiesCell, Machine, NrCpuIdsCell, Patched, PerCpu,
-    StaticKey, WarnSink, Warnings, per_cpu,
+    CpuId, CpuMask, Jiffies, JiffiesCell, Machine, NrCpuIdsCell, Patched, PerCpu, StaticKey,
+    WarnSink, Warnings, per_cpu,
 };
 
 const NR_CPUS: usize = 256;
@@ -32,6 +32,7 @@ static TICKS: PerCpu<core::sync::atomic::AtomicU64, NR_CPUS> =
 static MACHINE: nohz::machine!(Patched, NR_CPUS) = Machine::new();
 static NOW_NS: AtomicU64 = AtomicU64::new(0);
 static NEED_RESCHED: AtomicBool = AtomicBool::new(false);
+static TICK_AT: AtomicU64 = AtomicU64::new(0);
 
 type Cpu = CpuId<NR_CPUS>;
 
@@ -48,27 +49,21 @@ impl CpuState<NR_CPUS> for Kernel {
     fn need_resched(&self, _cpu: Cpu) -> bool {
         NEED_RESCHED.load(Relaxed)
     }
+    fn this_cpu(&self) -> Option<Cpu> {
+        MACHINE.cpu(0).ok()
+    }
     fn synchronize_rcu(&self) {}
 }
 impl Ipi<NR_CPUS> for Kernel {
     fn send_nohz_ipi(&self, _from: Cpu, _target: Cpu) {}
 }
-impl Softirq<NR_CPUS> for Kernel {
-    fn raise_sched_softirq(&self, _cpu: Cpu) {}
-}
+impl Softirq<NR_CPUS> for Kernel {}
 impl Topology<NR_CPUS> for Kernel {
-    fn has_sched_domain(&self, _cpu: Cpu) -> bool {
-        true
-    }
     fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
         MACHINE.cpu(0).ok()
     }
 }
 impl Balance<NR_CPUS> for Kernel {
-    fn update_blocked_averages(&self, _by: Cpu, _cpu: Cpu) -> bool {
-        false
-    }
-    fn update_rq_clock(&self, _by: Cpu, _cpu: Cpu) {}
     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
         JIFFIES.get().add(4)
     }
@@ -87,41 +82,22 @@ impl TickHardware<NR_CPUS> for Kernel {
         (JIFFIES.get(), NOW_NS.load(Relaxed))
     }
     fn update_jiffies(&self, _now: u64) {}
-    fn cpu_needs_tick(&self, _cpu: Cpu) -> bool {
-        false
+    fn program_tick(&self, _cpu: Cpu, expires: u64) {
+        TICK_AT.store(expires, Relaxed);
     }
-    fn next_timer_interrupt(&self, _cpu: Cpu, _basej: Jiffies, _basem: u64) -> u64 {
-        KTIME_MAX
-    }
-    fn timer_base_try_to_set_idle(&self, _cpu: Cpu, _basej: Jiffies, _basem: u64) -> Option<u64> {
-        Some(KTIME_MAX)
-    }
-    fn timer_clear_idle(&self, _cpu: Cpu) {}
-    fn timekeeping_max_deferment(&self) -> u64 {
-        1_000_000_000
-    }
-    fn program_tick(&self, _cpu: Cpu, _expires: u64) {}
     fn cancel_tick(&self, _cpu: Cpu) {}
     fn tick_expiry(&self, _cpu: Cpu) -> u64 {
-        KTIME_MAX
-    }
-    fn local_softirq_pending(&self, _cpu: Cpu) -> u32 {
-        0
-    }
-    fn cpu_online(&self, _cpu: Cpu) -> bool {
-        true
+        TICK_AT.load(Relaxed)
     }
 }
 impl IdleHooks<NR_CPUS> for Kernel {
-    fn poll_idle(&self, _cpu: Cpu) {}
     fn cpuidle_enter(&self, _cpu: Cpu) {
         NEED_RESCHED.store(true, Relaxed);
     }
-    fn report_idle_dead(&self, _cpu: Cpu) {}
 }
 
-/// Every entry point a kernel calls, from where it calls them: boot, the timer interrupt with
-/// its irq entry and exit, the nohz IPI, the softirq, the idle loop, hotplug.
+/// Every entry point a kernel calls, from where it calls them (the embedding layer): boot,
+/// each CPU starting, the timer interrupt, the nohz IPI, newidle and the idle loop, hotplug.
 fn run_machine() -> usize {
     let k = &Kernel;
     let Ok(nr) = MACHINE.init(4, 0, k) else {
@@ -129,7 +105,7 @@ fn run_machine() -> usize {
     };
     MACHINE.enable_sched_clock_irqtime();
     for cpu in nr.iter() {
-        MACHINE.tick_nohz_activate(cpu, true);
+        MACHINE.cpu_starting(cpu, k);
     }
     let (c0, c1) = (
         nr.cpu(0).unwrap_or_else(|_| halt()),
@@ -138,18 +114,13 @@ fn run_machine() -> usize {
     // CPU 1 idles: newidle, then the idle loop (its tick stops, it registers).
     MACHINE.sched_balance_newidle(c1, k);
     MACHINE.do_idle(c1, k);
-    // CPU 0's timer interrupt: irq entry, the tick, irq exit, then the softirq.
-    MACHINE.irqtime_account_irq(c0, IrqContext::Task, NOW_NS.load(Relaxed));
-    MACHINE.tick_nohz_irq_enter(c0, k);
-    MACHINE.tick_sched_timer(c0, k);
-    MACHINE.irqtime_account_irq(c0, IrqContext::Hardirq, NOW_NS.load(Relaxed));
-    MACHINE.tick_nohz_irq_exit(c0, k);
-    MACHINE.sched_balance_softirq(c0, k);
-    // The nohz IPI on CPU 1.
-    MACHINE.nohz_csd_ipi(c1, k);
+    // CPU 0's timer interrupt (irq entry, the tick, irq exit with the softirq), then the
+    // nohz IPI on CPU 1.
+    MACHINE.timer_interrupt(c0, k);
+    MACHINE.kick_interrupt(c1, k);
     // CPU 1 goes down and comes back.
     let down = MACHINE.sched_cpu_deactivate(c1, k).is_ok() && MACHINE.cpu_dying(c1, k).is_ok();
-    MACHINE.tick_nohz_activate(c1, true);
+    MACHINE.cpu_starting(c1, k);
     let up = MACHINE.sched_cpu_activate(c1, k).is_ok();
     let _ = MACHINE.rebuild_sched_domains(k);
     usize::from(down) + usize::from(up) + MACHINE.warnings().total(nr) as usize
