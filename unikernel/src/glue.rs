@@ -1,18 +1,20 @@
-//! Every call into `nohz`'s entry points, in the order `harness/src/sim.rs` makes them: boot,
-//! the interrupt path, idle, newidle, the NO_HZ_FULL tick dependency, hotplug, and the reads
-//! the scenario's checks make. (The trait impls are in [`crate::platform`].)
+//! Every call into `nohz`: its driver layer (`src/embed`: `cpu_starting`, `timer_interrupt`,
+//! `kick_interrupt`, `irq_enter`/`irq_exit`, which string irqtime, tick-sched and the sched
+//! softirq together in the kernel's order) and the rest a kernel calls (boot, newidle,
+//! `do_idle`, the NO_HZ_FULL tick dependency, hotplug), plus the reads the scenario's checks
+//! make. (The trait impls are in [`crate::platform`].)
 
-use crate::hw::{self, apic::now_ns, idt};
+use crate::hw::{self, idt};
 use crate::kernel::{CPUS, Kernel, NR, cpus};
 use core::sync::atomic::Ordering::Relaxed;
-use nohz::{CpuId, IdleExit, IrqContext, NohzFlags, Policy, TICK_DEP_SCHED, TsFlags, Warning};
+use nohz::{CpuId, IdleExit, NohzFlags, Policy, TICK_DEP_SCHED, TsFlags, Warning};
 
 fn cpu<P: Policy>(k: &Kernel<P>, i: usize) -> CpuId<NR> {
     k.0.cpu(i)
         .unwrap_or_else(|_| hw::fatal("CPU index out of range"))
 }
 
-/// Boot: `nr_cpu_ids`, the NO_HZ_FULL CPUs out of housekeeping, NO_HZ on every CPU, irqtime.
+/// Boot, on CPU 0: `nr_cpu_ids`, the NO_HZ_FULL CPUs out of housekeeping, irqtime.
 pub fn boot<P: Policy>(k: &Kernel<P>, n: usize, full: &[usize]) {
     k.0.init(n, 0, k)
         .unwrap_or_else(|_| hw::fatal("Machine::init"));
@@ -20,11 +22,15 @@ pub fn boot<P: Policy>(k: &Kernel<P>, n: usize, full: &[usize]) {
         k.0.nohz_full().set(cpu(k, i));
         k.0.housekeeping().clear(cpu(k, i));
     }
-    (0..n).for_each(|i| k.0.tick_nohz_activate(cpu(k, i), true));
     k.0.enable_sched_clock_irqtime();
 }
 
-/// One interrupt: irqtime and tick-sched entry, the handler, exit, then the sched softirq.
+/// CPU `i` starts (boot, or back from hotplug), on itself: online, NO_HZ, the first tick.
+pub fn cpu_starting<P: Policy>(k: &Kernel<P>, i: usize) {
+    k.0.cpu_starting(cpu(k, i), k);
+}
+
+/// One interrupt, through the crate's driver layer.
 pub fn interrupt<P: Policy>(k: &Kernel<P>, vector: u8) {
     let (i, m) = (hw::cpu_index(), k.0);
     crate::kernel::irq_enter(i);
@@ -32,26 +38,22 @@ pub fn interrupt<P: Policy>(k: &Kernel<P>, vector: u8) {
         return; // A parked CPU takes wakeups only.
     }
     let c = cpu(k, i);
-    m.irqtime_account_irq(c, IrqContext::Task, now_ns());
-    m.tick_nohz_irq_enter(c, k);
     match vector {
         idt::TIMER_VECTOR if crate::kernel::tick_due(i) => {
-            m.tick_sched_timer(c, k);
+            m.timer_interrupt(c, k);
             crate::kernel::on_tick(k, i);
         }
         idt::KICK_VECTOR => {
-            m.nohz_csd_ipi(c, k);
+            let ran = m.kick_interrupt(c, k);
             CPUS[i].kicks_handled.fetch_add(1, Relaxed);
-            if !m.rq(c).nohz_idle_balance().is_empty() {
-                CPUS[i].ilb_passes.fetch_add(1, Relaxed);
-            }
+            CPUS[i]
+                .kicks_flushed_before
+                .fetch_add(u64::from(!ran), Relaxed);
         }
-        _ => {}
-    }
-    m.irqtime_account_irq(c, IrqContext::Hardirq, now_ns());
-    m.tick_nohz_irq_exit(c, k);
-    if CPUS[i].softirq.swap(false, Relaxed) {
-        m.sched_balance_softirq(c, k);
+        _ => {
+            m.irq_enter(c, k);
+            m.irq_exit(c, k);
+        }
     }
 }
 
@@ -131,11 +133,7 @@ pub fn cpu_down<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
 pub fn cpu_up<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
     let (c, m) = (cpu(k, i), k.0);
     CPUS[i].online.store(true, Relaxed);
-    m.tick_nohz_activate(c, true);
-    crate::kernel::set_timer(
-        i,
-        Some(now_ns() + nohz::platform::tick_nsec(crate::kernel::HZ)),
-    );
+    m.cpu_starting(c, k);
     let ok = hw::with_interrupts(|| m.sched_cpu_activate(c, k)).is_ok();
     CPUS[i].down.store(false, Relaxed);
     let (rq, ts) = (m.rq(c), m.tick_sched(c));

@@ -139,8 +139,6 @@ pub struct Cpu {
     pub rq: Mutex<Queue>,
     /// `need_resched`.
     pub need_resched: AtomicBool,
-    /// `SCHED_SOFTIRQ` raised: run at this interrupt's exit.
-    pub softirq: AtomicBool,
     /// The sched timer: armed, and when.
     pub tick_armed: AtomicBool,
     /// The sched timer's expiry.
@@ -175,8 +173,8 @@ pub struct Cpu {
     pub started: AtomicU64,
     /// Nohz kicks handled here.
     pub kicks_handled: AtomicU64,
-    /// Kicks whose handler handed ILB work to the softirq.
-    pub ilb_passes: AtomicU64,
+    /// Kick IPIs that found their csd already run (by `do_idle`'s flush on the way out).
+    pub kicks_flushed_before: AtomicU64,
     /// Idle-loop entries.
     pub idle_entries: AtomicU64,
 }
@@ -186,7 +184,6 @@ impl Cpu {
         Cpu {
             rq: Mutex::new(Queue::new()),
             need_resched: AtomicBool::new(false),
-            softirq: AtomicBool::new(false),
             tick_armed: AtomicBool::new(false),
             tick_expiry: AtomicU64::new(0),
             timer_dirty: AtomicBool::new(false),
@@ -204,7 +201,7 @@ impl Cpu {
             pulled_in: AtomicU64::new(0),
             started: AtomicU64::new(0),
             kicks_handled: AtomicU64::new(0),
-            ilb_passes: AtomicU64::new(0),
+            kicks_flushed_before: AtomicU64::new(0),
             idle_entries: AtomicU64::new(0),
         }
     }
@@ -216,6 +213,8 @@ pub static CPUS: [Cpu; NR] = [const { Cpu::new() }; NR];
 pub static NCPUS: AtomicUsize = AtomicUsize::new(1);
 /// Tasks of generations up to this one are killed.
 pub static KILLED: AtomicU32 = AtomicU32::new(0);
+/// Balance passes an ILB ran on behalf of another idle CPU.
+pub static ILB_VISITS: AtomicU64 = AtomicU64::new(0);
 /// Nohz kick IPIs sent.
 pub static KICKS_SENT: AtomicU64 = AtomicU64::new(0);
 /// CPUs whose `UntilTickless` task saw its tick stopped under it.
@@ -451,7 +450,7 @@ fn hotplug_cycle<P: Policy>(k: &Kernel<P>, i: usize) {
 /// are off here except inside a task's chunks and the idle halt.
 pub fn cpu_loop<P: Policy>(k: &Kernel<P>, i: usize) -> ! {
     x86_64::instructions::interrupts::disable();
-    set_timer(i, Some(hw::apic::now_ns() + nohz::platform::tick_nsec(HZ)));
+    glue::cpu_starting(k, i);
     loop {
         if CPUS[i].hotplug.load(Relaxed) == hp::DOWN {
             hotplug_cycle(k, i);

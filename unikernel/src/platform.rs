@@ -2,11 +2,11 @@
 //! orders, answered from the kernel's state and the hardware layer.
 
 use crate::hw::{self, apic::now_ns, idt};
-use crate::kernel::{self, CPUS, HZ, Kernel, NR, cpus};
+use crate::kernel::{self, CPUS, HZ, Kernel, NR};
 use core::sync::atomic::Ordering::Relaxed;
 use nohz::platform::{
-    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleOutcome, Softirq,
-    TickHardware, Topology, softirq, tick_nsec,
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, NewidleOutcome, Softirq, TickHardware,
+    Topology, tick_nsec,
 };
 use nohz::{CpuId, Jiffies, JiffiesCell, Policy};
 use spin::Mutex;
@@ -44,15 +44,8 @@ impl<P: Policy> Ipi<NR> for Kernel<P> {
         hw::apic::send_ipi(to.index(), idt::KICK_VECTOR);
     }
 }
-impl<P: Policy> Softirq<NR> for Kernel<P> {
-    fn raise_sched_softirq(&self, cpu: Cpu) {
-        CPUS[cpu.index()].softirq.store(true, Relaxed);
-    }
-}
+impl<P: Policy> Softirq<NR> for Kernel<P> {}
 impl<P: Policy> Topology<NR> for Kernel<P> {
-    fn has_sched_domain(&self, _cpu: Cpu) -> bool {
-        cpus().len() > 1
-    }
     fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
         self.0.cpu(0).ok()
     }
@@ -63,8 +56,8 @@ impl<P: Policy> Balance<NR> for Kernel<P> {
         load.store(load.load(Relaxed) / 2, Relaxed);
         load.load(Relaxed) > 0
     }
-    fn update_rq_clock(&self, _by: Cpu, _cpu: Cpu) {}
-    fn balance_domains(&self, _by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
+    fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
+        kernel::ILB_VISITS.fetch_add(u64::from(by != cpu), Relaxed);
         let idle = idle == CpuIdleType::Idle;
         if idle && self.0.rq(cpu).idle_cpu() {
             kernel::pull(self, cpu.index(), 2);
@@ -93,19 +86,6 @@ impl<P: Policy> TickHardware<NR> for Kernel<P> {
         JIFFIES.advance(ticks as usize);
         *last += ticks * tick_nsec(HZ);
     }
-    fn cpu_needs_tick(&self, _cpu: Cpu) -> bool {
-        false
-    }
-    fn next_timer_interrupt(&self, _cpu: Cpu, _basej: Jiffies, _basem: u64) -> u64 {
-        KTIME_MAX
-    }
-    fn timer_base_try_to_set_idle(&self, _cpu: Cpu, _basej: Jiffies, _basem: u64) -> Option<u64> {
-        Some(KTIME_MAX)
-    }
-    fn timer_clear_idle(&self, _cpu: Cpu) {}
-    fn timekeeping_max_deferment(&self) -> u64 {
-        2_000_000_000
-    }
     fn program_tick(&self, cpu: Cpu, expires: u64) {
         kernel::set_timer(cpu.index(), Some(expires));
     }
@@ -114,16 +94,6 @@ impl<P: Policy> TickHardware<NR> for Kernel<P> {
     }
     fn tick_expiry(&self, cpu: Cpu) -> u64 {
         CPUS[cpu.index()].tick_expiry.load(Relaxed)
-    }
-    fn local_softirq_pending(&self, cpu: Cpu) -> u32 {
-        if CPUS[cpu.index()].softirq.load(Relaxed) {
-            softirq::SCHED
-        } else {
-            0
-        }
-    }
-    fn cpu_online(&self, cpu: Cpu) -> bool {
-        CPUS[cpu.index()].online.load(Relaxed)
     }
     fn vtime_accounting(&self, cpu: Cpu) -> bool {
         CPUS[cpu.index()].nohz_full.load(Relaxed)
@@ -142,5 +112,4 @@ impl<P: Policy> IdleHooks<NR> for Kernel<P> {
             hw::halt();
         }
     }
-    fn report_idle_dead(&self, _cpu: Cpu) {}
 }
