@@ -2,7 +2,9 @@
 //! phase ends on a count (CPU 0's ticks, tasks, CPU states), never on a time.
 //!
 //! 1. CPUs 2 and 3 (NO_HZ_FULL) each run one task until their tick stops under it, then idle
-//!    with the tick already stopped; CPU 1 (housekeeping) idles.
+//!    with the tick already stopped; CPU 1 (housekeeping) idles. (It idles rather than running
+//!    a long task of its own: `find_new_ilb` only picks an idle housekeeping CPU, so with CPU
+//!    1 busy no CPU could run the idle balance for CPUs 2 and 3 under either policy.)
 //! 2. A burst of [`BURST`] tasks lands on CPU 0 (busy with the control task, housekeeping,
 //!    timekeeper). For [`BURST_TICKS`] of CPU 0's ticks, each tick counts the idle tickless
 //!    CPUs missing from `nohz.idle_cpus_mask`; at the last one the tasks still waiting on CPU
