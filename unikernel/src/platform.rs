@@ -1,0 +1,115 @@
+//! The platform traits for [`Kernel`]: every question the crate asks and every action it
+//! orders, answered from the kernel's state and the hardware layer.
+
+use crate::hw::{self, apic::now_ns, idt};
+use crate::kernel::{self, CPUS, HZ, Kernel, NR};
+use core::sync::atomic::Ordering::Relaxed;
+use nohz::platform::{
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, NewidleOutcome, Softirq, TickHardware,
+    Topology, tick_nsec,
+};
+use nohz::{CpuId, Jiffies, JiffiesCell, Policy};
+use spin::Mutex;
+
+type Cpu = CpuId<NR>;
+
+/// Jiffies, advanced by the timekeeper's tick.
+static JIFFIES: JiffiesCell = JiffiesCell::new(Jiffies::initial(HZ));
+/// When jiffies last advanced (ns); the lock makes (jiffies, last update) consistent.
+static LAST_UPDATE: Mutex<u64> = Mutex::new(0);
+
+impl<P: Policy> Clock for Kernel<P> {
+    const HZ: u32 = HZ;
+    fn jiffies(&self) -> Jiffies {
+        JIFFIES.get()
+    }
+}
+impl<P: Policy> CpuState<NR> for Kernel<P> {
+    fn need_resched(&self, cpu: Cpu) -> bool {
+        CPUS[cpu.index()].need_resched.load(Relaxed)
+    }
+    fn this_cpu(&self) -> Option<Cpu> {
+        self.0.cpu(hw::cpu_index()).ok()
+    }
+    fn synchronize_rcu(&self) {
+        kernel::synchronize_rcu();
+    }
+}
+impl<P: Policy> Ipi<NR> for Kernel<P> {
+    fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
+        if CPUS[to.index()].down.load(Relaxed) {
+            kernel::VIOLATIONS.fetch_add(1, Relaxed);
+        }
+        kernel::KICKS_SENT.fetch_add(1, Relaxed);
+        hw::apic::send_ipi(to.index(), idt::KICK_VECTOR);
+    }
+}
+impl<P: Policy> Softirq<NR> for Kernel<P> {}
+impl<P: Policy> Topology<NR> for Kernel<P> {
+    fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
+        self.0.cpu(0).ok()
+    }
+}
+impl<P: Policy> Balance<NR> for Kernel<P> {
+    fn update_blocked_averages(&self, _by: Cpu, cpu: Cpu) -> bool {
+        let load = &CPUS[cpu.index()].blocked_load;
+        load.store(load.load(Relaxed) / 2, Relaxed);
+        load.load(Relaxed) > 0
+    }
+    fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
+        kernel::ILB_VISITS.fetch_add(u64::from(by != cpu), Relaxed);
+        let idle = idle == CpuIdleType::Idle;
+        if idle && self.0.rq(cpu).idle_cpu() {
+            kernel::pull(self, cpu.index(), 2);
+        }
+        JIFFIES.get().add(if idle { 4 } else { 16 })
+    }
+    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+        let pulled_task = kernel::pull(self, cpu.index(), 1) > 0;
+        NewidleOutcome {
+            pulled_task,
+            next_balance: None,
+        }
+    }
+}
+impl<P: Policy> TickHardware<NR> for Kernel<P> {
+    fn ktime_get(&self) -> u64 {
+        now_ns()
+    }
+    fn jiffies_update(&self) -> (Jiffies, u64) {
+        let last = LAST_UPDATE.lock();
+        (JIFFIES.get(), *last)
+    }
+    fn update_jiffies(&self, now: u64) {
+        let mut last = LAST_UPDATE.lock();
+        let ticks = now.saturating_sub(*last) / tick_nsec(HZ);
+        JIFFIES.advance(ticks as usize);
+        *last += ticks * tick_nsec(HZ);
+    }
+    fn program_tick(&self, cpu: Cpu, expires: u64) {
+        kernel::set_timer(cpu.index(), Some(expires));
+    }
+    fn cancel_tick(&self, cpu: Cpu) {
+        kernel::set_timer(cpu.index(), None);
+    }
+    fn tick_expiry(&self, cpu: Cpu) -> u64 {
+        CPUS[cpu.index()].tick_expiry.load(Relaxed)
+    }
+    fn vtime_accounting(&self, cpu: Cpu) -> bool {
+        CPUS[cpu.index()].nohz_full.load(Relaxed)
+    }
+}
+impl<P: Policy> IdleHooks<NR> for Kernel<P> {
+    fn poll_idle(&self, cpu: Cpu) {
+        self.cpuidle_enter(cpu);
+    }
+    fn cpuidle_enter(&self, cpu: Cpu) {
+        let c = &CPUS[cpu.index()];
+        if self.0.tick_sched(cpu).idle_calls() > c.calls_at_entry.load(Relaxed) {
+            c.stop_attempt_ran.store(true, Relaxed);
+        }
+        if !c.need_resched.load(Relaxed) {
+            hw::halt();
+        }
+    }
+}
