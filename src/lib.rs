@@ -14,11 +14,16 @@
 //! | the sched timer's interrupt | that CPU, IRQs off | [`Machine::timer_interrupt`] |
 //! | the nohz kick IPI | the kicked CPU, IRQs off | [`Machine::kick_interrupt`] |
 //! | any other interrupt | first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
-//! | the run queue changes | the CPU that changed it | [`Rq::set_nr_running`], [`Rq::set_h_nr_runnable`] (the kick looks at both), [`Rq::set_curr_is_idle`], and [`Rq::set_avg_idle`] as idle periods are measured |
+//! | a task is queued, dequeued or moved | any CPU, under the kernel's run-queue lock | [`Machine::update_nr_running`] (the kick looks at both counts; a NO_HZ_FULL CPU's tick dependency follows them) |
+//! | the running task changes | that CPU | [`Rq::set_curr_is_idle`] (true when it switches to its idle task), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
-//! | a NO_HZ_FULL CPU's tick dependencies change (one task left, or more) | that CPU | [`TickSched::tick_dep_set_cpu`] / [`TickSched::tick_dep_clear_cpu`], then [`Machine::tick_nohz_full_update_tick`] |
+//! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | that CPU | [`TickSched::tick_dep_set_cpu`] / [`TickSched::tick_dep_clear_cpu`], then [`Machine::tick_nohz_full_update_tick`] |
 //! | taking a CPU down | its hotplug thread (may sleep), then the CPU itself in stop-machine | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`] |
 //! | bringing it back | the CPU itself, then its hotplug thread | [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |
+//!
+//! A NO_HZ_FULL CPU that idled and then runs one task with its tick stopped stays in the idle
+//! mask until its next busy tick, as in the kernel (only a busy tick takes a CPU out; the
+//! balancer skips it meanwhile, since it is not idle).
 //!
 //! The example below is a whole embedding, compiled and run as a test: two CPUs driven from
 //! one thread (which CPU it stands for is `CURRENT`). CPU 1 idles, its tick stops and it
@@ -133,10 +138,8 @@
 //! on(cpu0, || MACHINE.cpu_starting(cpu0, &Kernel));
 //! on(cpu1, || MACHINE.cpu_starting(cpu1, &Kernel));
 //! // CPU 0 runs one task with another queued.
-//! let rq0 = MACHINE.rq(cpu0);
-//! rq0.set_curr_is_idle(false);
-//! rq0.set_nr_running(2);
-//! rq0.set_h_nr_runnable(2);
+//! MACHINE.rq(cpu0).set_curr_is_idle(false);
+//! on(cpu0, || MACHINE.update_nr_running(cpu0, 2, 2, &Kernel));
 //! // CPU 1 has nothing to run: newidle finds nothing, so it idles.
 //! on(cpu1, || {
 //!     assert!(!MACHINE.sched_balance_newidle(cpu1, &Kernel));

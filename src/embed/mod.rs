@@ -21,6 +21,7 @@
 //! | the sched timer's interrupt | [`Machine::timer_interrupt`] |
 //! | the nohz kick IPI | [`Machine::kick_interrupt`] |
 //! | any other interrupt: first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
+//! | the run queue's counts change | [`Machine::update_nr_running`] |
 //! | the scheduler, about to run the idle task | [`Machine::sched_balance_newidle`] |
 //! | the idle task's loop | [`Machine::do_idle`] |
 //! | taking a CPU down / bringing it back | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`], then [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |
@@ -30,10 +31,12 @@
 
 use crate::cpu::CpuId;
 use crate::fair::KickDecision;
+use crate::fair::rq::NohzFlags;
 use crate::irqtime::IrqContext;
 use crate::machine::Machine;
 use crate::platform::{TickPlatform, tick_nsec};
 use crate::policy::Policy;
+use crate::tick_sched::TICK_DEP_SCHED;
 use crate::tick_sched::forward;
 
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
@@ -57,6 +60,58 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         let (_, last_update) = plat.jiffies_update();
         let first = forward(last_update, plat.ktime_get(), tick_nsec(Pl::HZ));
         plat.program_tick(cpu, first);
+    }
+
+    /// The scheduler changed `cpu`'s run-queue counts (`add_nr_running` / `sub_nr_running`:
+    /// a task queued, dequeued, or moved by a balance): publishes `rq->nr_running` and the
+    /// fair class's `h_nr_runnable` (the kick looks at both), then
+    /// [`sched_update_tick_dependency`](Self::sched_update_tick_dependency). Call it under
+    /// the lock that guards the kernel's own run queue, on any CPU.
+    #[doc(alias = "add_nr_running")]
+    #[doc(alias = "sub_nr_running")]
+    #[inline]
+    pub fn update_nr_running<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        nr_running: u32,
+        h_nr_runnable: u32,
+        plat: &Pl,
+    ) {
+        let rq = self.rq(cpu);
+        rq.set_nr_running(nr_running);
+        rq.set_h_nr_runnable(h_nr_runnable);
+        self.sched_update_tick_dependency(cpu, plat);
+    }
+
+    /// `sched_update_tick_dependency(rq)`: a NO_HZ_FULL `cpu` needs its tick while more than
+    /// one task is runnable there (`sched_can_stop_tick` for a machine of fair tasks: one task
+    /// runs to completion without a tick, two need it to share the CPU), so the
+    /// [`TICK_DEP_SCHED`](crate::TICK_DEP_SCHED) bit of its `tick_sched` follows
+    /// [`Rq::nr_running`](crate::Rq::nr_running). Nothing for a housekeeping CPU.
+    ///
+    /// On `cpu` itself the tick stops or restarts at once
+    /// ([`tick_nohz_full_update_tick`](Self::tick_nohz_full_update_tick)). From another CPU
+    /// only the bit changes: the interrupt that tells `cpu` about its new task (a reschedule
+    /// IPI, through [`irq_enter`](Self::irq_enter) and [`irq_exit`](Self::irq_exit)) makes it
+    /// look again on its way out, as the kernel's `tick_nohz_full_kick_cpu` does.
+    #[inline]
+    pub fn sched_update_tick_dependency<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+        if !self.tick_nohz_full_cpu(cpu) {
+            return;
+        }
+        let ts = self.tick_sched(cpu);
+        let needs = self.rq(cpu).nr_running() > 1;
+        if needs == (ts.tick_dep_mask() & TICK_DEP_SCHED != 0) {
+            return;
+        }
+        if needs {
+            ts.tick_dep_set_cpu(TICK_DEP_SCHED);
+        } else {
+            ts.tick_dep_clear_cpu(TICK_DEP_SCHED);
+        }
+        if plat.this_cpu().is_none_or(|me| me == cpu) {
+            self.tick_nohz_full_update_tick(cpu, plat);
+        }
     }
 
     /// `irq_enter()` on `cpu`: the first thing every interrupt handler does, with interrupts
@@ -113,6 +168,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// re-armed), [`irq_exit`](Self::irq_exit). Acknowledge the interrupt controller (EOI)
     /// before or after, as the hardware wants. Returns the kick decision, if the tick got that
     /// far.
+    ///
+    /// Call it only once the sched timer has expired (`ktime_get() >= tick_expiry(cpu)`): a
+    /// clock-event device that fires early (a LAPIC count runs on another clock than the TSC)
+    /// is the platform's to re-arm for the remainder, as the kernel's hrtimer layer does.
+    /// Called early, the periodic tick is re-armed one period after the expiry it has not
+    /// reached, and that tick is lost.
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "hrtimer_interrupt")]
     pub fn timer_interrupt<Pl: TickPlatform<N>>(
@@ -131,15 +192,24 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// off: [`irq_enter`](Self::irq_enter), the call-function-single handler
     /// ([`flush_smp_call_function_queue`](Self::flush_smp_call_function_queue): the queued
     /// csd, whose handler hands the kick to the softirq), [`irq_exit`](Self::irq_exit), which
-    /// runs that softirq's ILB pass. Returns whether a csd was queued: `false` for an IPI whose
-    /// csd an earlier flush already ran (the idle loop's exit, or the dying CPU's), which the
-    /// kernel's handler also finds empty.
+    /// runs that softirq's ILB pass.
+    ///
+    /// Returns `None` for an IPI whose csd an earlier flush already ran (the idle loop's exit,
+    /// or the dying CPU's), which the kernel's handler also finds empty; otherwise the kick
+    /// flags the csd handed to the softirq: empty if the CPU was no longer idle (the request
+    /// is dropped), else the flags of the ILB pass that `irq_exit` ran.
     #[doc(alias = "generic_smp_call_function_single_interrupt")]
     #[doc(alias = "sysvec_call_function_single")]
-    pub fn kick_interrupt<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
+    pub fn kick_interrupt<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> Option<NohzFlags> {
         self.irq_enter(cpu, plat);
-        let ran = self.flush_smp_call_function_queue(cpu, plat);
+        let handed = self
+            .flush_smp_call_function_queue(cpu, plat)
+            .then(|| self.rq(cpu).nohz_idle_balance());
         self.irq_exit(cpu, plat);
-        ran
+        handed
     }
 }

@@ -2,8 +2,8 @@
 //! pull, the tick's round robin, the sched timer's software state and the model RCU. It calls
 //! `nohz` only through [`crate::glue`].
 
-use crate::glue;
 use crate::hw::{self, MAX_CPUS};
+use crate::{checks, glue};
 use core::sync::atomic::{
     AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
 };
@@ -246,7 +246,7 @@ pub fn enqueue<P: Policy>(k: &Kernel<P>, i: usize, tasks: &[Task]) {
         for &t in tasks {
             q.push(t);
         }
-        glue::sync_rq(k, i, q.len(), glue::curr_is_idle(k, i));
+        glue::publish(k, i, q.len());
     }
     wake(i);
 }
@@ -279,7 +279,7 @@ pub fn pull<P: Policy>(k: &Kernel<P>, to: usize, want: usize) -> usize {
             moved[n] = q.remove(pos);
             n += 1;
         }
-        glue::sync_rq(k, from, q.len(), glue::curr_is_idle(k, from));
+        glue::publish(k, from, q.len());
     }
     if n > 0 {
         CPUS[to].pulled_in.fetch_add(n as u64, Relaxed);
@@ -374,12 +374,11 @@ fn pick<P: Policy>(k: &Kernel<P>, i: usize) -> Option<Task> {
                 break t;
             }
         };
-        glue::set_curr_is_idle(k, i, false);
-        glue::sync_rq(k, i, q.len(), false);
+        glue::switch_to(k, i, false);
+        glue::publish(k, i, q.len());
         task
     };
     CPUS[i].started.fetch_add(1, Relaxed);
-    glue::update_full_dependency(k, i);
     Some(task)
 }
 
@@ -389,7 +388,7 @@ fn run<P: Policy>(k: &Kernel<P>, i: usize, mut task: Task) {
     while !task.killed() {
         match task.kind {
             Kind::Control => crate::scenario::step(k),
-            Kind::UntilTickless if glue::tick_stopped(k, i) => {
+            Kind::UntilTickless if checks::tick_stopped(k, i) => {
                 TICKLESS_BUSY[i].store(true, Relaxed);
                 task.work = task.work.min(8);
             }
@@ -408,14 +407,13 @@ fn run<P: Policy>(k: &Kernel<P>, i: usize, mut task: Task) {
             let mut q = c.rq.lock();
             if !q.is_empty() || hotplug {
                 q.push(task);
-                glue::sync_rq(k, i, q.len(), false);
+                glue::publish(k, i, q.len());
                 return;
             }
         }
     }
     let queued = c.rq.lock().len();
-    glue::sync_rq(k, i, queued, false);
-    glue::update_full_dependency(k, i);
+    glue::publish(k, i, queued);
 }
 
 /// Takes CPU `i` down (its hotplug thread: this loop), parks it with its timer stopped until
@@ -429,7 +427,18 @@ fn hotplug_cycle<P: Policy>(k: &Kernel<P>, i: usize) {
         enqueue(k, to, &[t]);
     }
     drop(q);
-    if !glue::cpu_down(k, i) {
+    // The hotplug thread runs on the CPU.
+    glue::switch_to(k, i, false);
+    glue::publish(k, i, 0);
+    let deactivated = glue::deactivate(k, i);
+    // From here no nohz kick may reach it (send_kick checks), and it is out of the mask.
+    c.down.store(true, Relaxed);
+    let out = !checks::in_idle_mask(k, i);
+    let died = glue::die(k, i);
+    c.online.store(false, Relaxed);
+    glue::switch_to(k, i, true);
+    glue::publish(k, i, 0);
+    if !(deactivated && out && died) {
         VIOLATIONS.fetch_add(1, Relaxed);
     }
     c.hotplug.store(hp::PARKED, Relaxed);
@@ -440,10 +449,70 @@ fn hotplug_cycle<P: Policy>(k: &Kernel<P>, i: usize) {
     if c.ticks.load(Relaxed) != ticks {
         VIOLATIONS.fetch_add(1, Relaxed);
     }
-    if !glue::cpu_up(k, i) {
+    c.online.store(true, Relaxed);
+    let up = glue::cpu_up(k, i);
+    c.down.store(false, Relaxed);
+    if !(up && checks::fresh(k, i)) {
         VIOLATIONS.fetch_add(1, Relaxed);
     }
     c.hotplug.store(hp::NONE, Relaxed);
+}
+
+/// Nothing to run on CPU `i`: the crate's idle loop, with the rq published as idle first.
+fn idle<P: Policy>(k: &Kernel<P>, i: usize) {
+    let c = &CPUS[i];
+    c.rcu.fetch_add(1, Relaxed);
+    c.idle_entries.fetch_add(1, Relaxed);
+    glue::switch_to(k, i, true);
+    glue::publish(k, i, c.rq.lock().len());
+    // Idle adds blocked load for the ILB to decay.
+    c.blocked_load.store(4, Relaxed);
+    c.calls_at_entry.store(checks::idle_calls(k, i), Relaxed);
+    if glue::idle(k, i) {
+        c.need_resched.store(false, Relaxed);
+    }
+    c.stop_attempt_ran.store(false, Relaxed);
+}
+
+/// `IdleHooks::cpuidle_enter` on CPU `i`: `sti; hlt` unless a reschedule is already due,
+/// noting whether the idle loop's tick-stop attempt ran first (for the checks).
+pub fn halt_idle<P: Policy>(k: &Kernel<P>, i: usize) {
+    let c = &CPUS[i];
+    if checks::idle_calls(k, i) > c.calls_at_entry.load(Relaxed) {
+        c.stop_attempt_ran.store(true, Relaxed);
+    }
+    if !c.need_resched.load(Relaxed) {
+        hw::halt();
+    }
+}
+
+/// `Ipi::send_nohz_ipi` to CPU `to`: the kick vector, counted, and checked against a CPU that
+/// was deactivated.
+pub fn send_kick(to: usize) {
+    if CPUS[to].down.load(Relaxed) {
+        VIOLATIONS.fetch_add(1, Relaxed);
+    }
+    KICKS_SENT.fetch_add(1, Relaxed);
+    hw::apic::send_ipi(to, hw::idt::KICK_VECTOR);
+}
+
+/// The kick IPI was taken on CPU `i`; `queued`: its csd was still queued (not flushed by the
+/// idle loop's exit first).
+pub fn kick_handled(i: usize, queued: bool) {
+    CPUS[i].kicks_handled.fetch_add(1, Relaxed);
+    CPUS[i]
+        .kicks_flushed_before
+        .fetch_add(u64::from(!queued), Relaxed);
+}
+
+/// `Balance::balance_domains` run by `by` for `cpu`: an idle CPU pulls up to two tasks from
+/// the busiest run queue. Returns `idle` back.
+pub fn balance<P: Policy>(k: &Kernel<P>, by: usize, cpu: usize, idle: bool) -> bool {
+    ILB_VISITS.fetch_add(u64::from(by != cpu), Relaxed);
+    if idle && checks::idle_cpu(k, cpu) {
+        pull(k, cpu, 2);
+    }
+    idle
 }
 
 /// One CPU's life: run tasks, balance when out of them, idle when nothing came. Interrupts
@@ -463,8 +532,6 @@ pub fn cpu_loop<P: Policy>(k: &Kernel<P>, i: usize) -> ! {
         if glue::newidle(k, i) {
             continue;
         }
-        CPUS[i].rcu.fetch_add(1, Relaxed);
-        CPUS[i].idle_entries.fetch_add(1, Relaxed);
-        glue::idle(k, i);
+        idle(k, i);
     }
 }

@@ -63,6 +63,7 @@
 #![no_std]
 #![no_main]
 
+pub mod checks;
 pub mod glue;
 pub mod hw;
 pub mod kernel;

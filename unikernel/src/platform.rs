@@ -1,7 +1,7 @@
 //! The platform traits for [`Kernel`]: every question the crate asks and every action it
 //! orders, answered from the kernel's state and the hardware layer.
 
-use crate::hw::{self, apic::now_ns, idt};
+use crate::hw::{self, apic::now_ns};
 use crate::kernel::{self, CPUS, HZ, Kernel, NR};
 use core::sync::atomic::Ordering::Relaxed;
 use nohz::platform::{
@@ -37,11 +37,7 @@ impl<P: Policy> CpuState<NR> for Kernel<P> {
 }
 impl<P: Policy> Ipi<NR> for Kernel<P> {
     fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
-        if CPUS[to.index()].down.load(Relaxed) {
-            kernel::VIOLATIONS.fetch_add(1, Relaxed);
-        }
-        kernel::KICKS_SENT.fetch_add(1, Relaxed);
-        hw::apic::send_ipi(to.index(), idt::KICK_VECTOR);
+        kernel::send_kick(to.index());
     }
 }
 impl<P: Policy> Softirq<NR> for Kernel<P> {}
@@ -57,11 +53,7 @@ impl<P: Policy> Balance<NR> for Kernel<P> {
         load.load(Relaxed) > 0
     }
     fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
-        kernel::ILB_VISITS.fetch_add(u64::from(by != cpu), Relaxed);
-        let idle = idle == CpuIdleType::Idle;
-        if idle && self.0.rq(cpu).idle_cpu() {
-            kernel::pull(self, cpu.index(), 2);
-        }
+        let idle = kernel::balance(self, by.index(), cpu.index(), idle == CpuIdleType::Idle);
         JIFFIES.get().add(if idle { 4 } else { 16 })
     }
     fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
@@ -95,21 +87,9 @@ impl<P: Policy> TickHardware<NR> for Kernel<P> {
     fn tick_expiry(&self, cpu: Cpu) -> u64 {
         CPUS[cpu.index()].tick_expiry.load(Relaxed)
     }
-    fn vtime_accounting(&self, cpu: Cpu) -> bool {
-        CPUS[cpu.index()].nohz_full.load(Relaxed)
-    }
 }
 impl<P: Policy> IdleHooks<NR> for Kernel<P> {
-    fn poll_idle(&self, cpu: Cpu) {
-        self.cpuidle_enter(cpu);
-    }
     fn cpuidle_enter(&self, cpu: Cpu) {
-        let c = &CPUS[cpu.index()];
-        if self.0.tick_sched(cpu).idle_calls() > c.calls_at_entry.load(Relaxed) {
-            c.stop_attempt_ran.store(true, Relaxed);
-        }
-        if !c.need_resched.load(Relaxed) {
-            hw::halt();
-        }
+        kernel::halt_idle(self, cpu.index());
     }
 }

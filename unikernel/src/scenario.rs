@@ -13,7 +13,7 @@
 //!    and must be kicked and start a task of a second burst (then that burst is killed).
 //! 4. Once quiet: no kick bit or busy csd left, the warnings, the counters.
 
-use crate::glue;
+use crate::checks;
 use crate::kernel::{self, CPUS, FOREVER, KICKS_SENT, Kernel, Kind, Task, VIOLATIONS, cpus, hp};
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use nohz::Policy;
@@ -58,7 +58,7 @@ pub fn on_cpu0_tick<P: Policy>(k: &Kernel<P>) {
     }
     let invisible = cpus()
         .skip(1)
-        .map(|i| glue::idle_tickless(k, i))
+        .map(|i| checks::idle_tickless(k, i))
         .filter(|&(tickless, in_mask)| tickless && !in_mask)
         .count();
     INVISIBLE.fetch_add(invisible as u64, Relaxed);
@@ -112,7 +112,7 @@ pub fn step<P: Policy>(k: &Kernel<P>) {
     match PHASE.load(Relaxed) {
         0 | 1 => {
             let settled = (1..n).all(|i| {
-                let (tickless, in_mask) = glue::idle_tickless(k, i);
+                let (tickless, in_mask) = checks::idle_tickless(k, i);
                 tickless && (i >= 2 || in_mask) && (i < 2 || CPUS[i].completed.load(Relaxed) > 0)
             });
             if reached(settled) {
@@ -129,7 +129,7 @@ pub fn step<P: Policy>(k: &Kernel<P>) {
         }
         3 => {
             let quiet = cpus().all(|i| CPUS[i].rq.lock().of_generation(1) == 0)
-                && (1..n).all(|i| glue::curr_is_idle(k, i));
+                && (1..n).all(|i| checks::curr_is_idle(k, i));
             if reached(quiet) {
                 CPUS[1].hotplug.store(hp::DOWN, Relaxed);
                 kernel::wake(1);
@@ -143,7 +143,7 @@ pub fn step<P: Policy>(k: &Kernel<P>) {
             next(6);
         }
         6 => {
-            let (tickless, in_mask) = glue::idle_tickless(k, 1);
+            let (tickless, in_mask) = checks::idle_tickless(k, 1);
             let back = CPUS[1].hotplug.load(Relaxed) == hp::NONE && tickless && in_mask;
             if reached(back) {
                 BASE[1].store(CPUS[1].kicks_handled.load(Relaxed), Relaxed);
@@ -158,8 +158,8 @@ pub fn step<P: Policy>(k: &Kernel<P>) {
         }
         8 => {
             let quiet = cpus().all(|i| CPUS[i].rq.lock().of_generation(2) == 0)
-                && (1..n).all(|i| glue::curr_is_idle(k, i));
-            if reached(quiet && glue::final_counts(k).0 == 0) {
+                && (1..n).all(|i| checks::curr_is_idle(k, i));
+            if reached(quiet && checks::final_counts(k).0 == 0) {
                 report(k);
             }
         }
@@ -176,7 +176,7 @@ struct Row {
 
 fn report<P: Policy>(k: &Kernel<P>) -> ! {
     let patched = P::NAME == "patched";
-    let (left, warnings, csd_without_kick, irqtime) = glue::final_counts(k);
+    let (left, warnings, csd_without_kick, irqtime) = checks::final_counts(k);
     let sum = |f: fn(&kernel::Cpu) -> &AtomicU64| cpus().map(|i| f(&CPUS[i]).load(Relaxed)).sum();
     let handled: u64 = sum(|c| &c.kicks_handled);
     let sent = KICKS_SENT.load(Relaxed);
