@@ -7,6 +7,7 @@
 mod can_stop_idle_tick;
 mod do_idle;
 mod hotplug;
+mod irq_enter_exit;
 mod irqtime;
 mod kick_ilb;
 mod nohz_balance_enter_idle;

@@ -840,9 +840,14 @@ impl Model {
                 self.tick_nohz_idle_stop_tick(c);
                 self.cpus[c].need_resched = true;
                 self.tick_nohz_idle_exit(c);
-                // flush_smp_call_function_queue: a kick queued meanwhile runs now.
+                // flush_smp_call_function_queue: a kick queued meanwhile runs now, and the
+                // softirq it raised right after.
                 if self.cpus[c].csd_busy {
                     self.nohz_csd_ipi(c);
+                    if self.cpus[c].softirq_raised {
+                        self.cpus[c].softirq_raised = false;
+                        self.balance_softirq(c);
+                    }
                 }
                 let cpu = &mut self.cpus[c];
                 cpu.need_resched = false;
