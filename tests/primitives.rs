@@ -159,3 +159,51 @@ proptest! {
         prop_assert_eq!(warnings.outside_cpus(), warned.iter().sum::<u64>());
     }
 }
+
+/// `TICK_NSEC` rounds to the nearest nanosecond: 1 ms at 1000 Hz, 4 ms at 250, 3,333,333 ns at
+/// 300, 10 ms at 100, and a 1 Hz tick is a second.
+#[test]
+fn tick_nsec_is_the_period_rounded_to_the_nearest_ns() {
+    use nohz::platform::tick_nsec;
+    assert_eq!(tick_nsec(1000), 1_000_000);
+    assert_eq!(tick_nsec(250), 4_000_000);
+    assert_eq!(tick_nsec(300), 3_333_333);
+    assert_eq!(tick_nsec(100), 10_000_000);
+    assert_eq!(tick_nsec(1), 1_000_000_000);
+    assert_eq!(tick_nsec(3), 333_333_333);
+    assert_eq!(tick_nsec(7), 142_857_143, "rounds up past the half");
+}
+
+/// The softirq bits are the kernel's softirq numbers (`1 << TIMER_SOFTIRQ` ...), and the
+/// hotplug-safe mask is `TIMER | IRQ_POLL | HRTIMER | RCU`.
+#[test]
+fn softirq_bits_are_the_kernels_numbers() {
+    use nohz::platform::softirq;
+    assert_eq!(softirq::TIMER, 1 << 1);
+    assert_eq!(softirq::IRQ_POLL, 1 << 5);
+    assert_eq!(softirq::SCHED, 1 << 7);
+    assert_eq!(softirq::HRTIMER, 1 << 8);
+    assert_eq!(softirq::RCU, 1 << 9);
+    assert_eq!(softirq::HOTPLUG_SAFE_MASK, 0b11_0010_0010);
+}
+
+/// The refusals explain themselves.
+#[test]
+fn init_and_topology_errors_say_what_was_refused() {
+    use nohz::{CpuError, InitError, TopologyError};
+    let topo = TopologyError::BadLlcLeader { cpu: 3, leader: 5 };
+    assert_eq!(
+        topo.to_string(),
+        "CPU 3 names CPU 5 as the lowest CPU of its LLC, but CPU 5 is above it or names another CPU"
+    );
+    assert_eq!(
+        InitError::Topology(topo).to_string(),
+        format!("bad topology: {topo}")
+    );
+    let cpus = CpuError::AlreadyInitialised { nr_cpu_ids: 4 };
+    assert_eq!(
+        InitError::Cpus(cpus).to_string(),
+        format!("bad CPU count: {cpus}")
+    );
+    assert!(!cpus.to_string().is_empty());
+}

@@ -158,6 +158,8 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     nr: NrCpuIds<N>,
     jiffies: JiffiesCell,
     need_resched: Vec<AtomicBool>,
+    // need_resched asked since the CPU last entered an idle state: the livelock guard.
+    resched_polls: Vec<AtomicU32>,
     domain: Vec<AtomicBool>,
     llc: Vec<AtomicU32>,
     blocked_remains: Vec<AtomicBool>,
@@ -177,6 +179,10 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     idle_hook: Mutex<IdleHook<N>>,
     decay_hook: Mutex<DecayHook<N>>,
 }
+
+/// How many `need_resched` answers a CPU may give between two idle states before the host
+/// platform calls it a livelock (an idle loop that never idles) and panics.
+const LIVELOCK_POLLS: u32 = 100_000;
 
 /// The host's timer hardware and timekeeping.
 #[derive(Debug)]
@@ -250,6 +256,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             nr,
             jiffies: JiffiesCell::new(start),
             need_resched: per_cpu(false),
+            resched_polls: (0..N).map(|_| AtomicU32::new(0)).collect(),
             domain: per_cpu(true),
             llc: (0..N).map(|_| AtomicU32::new(0)).collect(),
             blocked_remains: per_cpu(false),
@@ -457,6 +464,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     }
 
     fn idle_event(&self, cpu: CpuId<N>) {
+        self.resched_polls[cpu.index()].store(0, Relaxed);
         match Hook::get(&self.idle_hook) {
             Some(during) => during(cpu),
             None => self.set_need_resched(cpu, true),
@@ -529,6 +537,15 @@ impl<const N: usize, const HZ: u32> Clock for HostPlatform<N, HZ> {
 
 impl<const N: usize, const HZ: u32> CpuState<N> for HostPlatform<N, HZ> {
     fn need_resched(&self, cpu: CpuId<N>) -> bool {
+        // An idle loop that asks again and again without ever entering an idle state (or
+        // polling) never ends: fail at once rather than hang the test run.
+        let polls = self.resched_polls[cpu.index()].fetch_add(1, Relaxed);
+        assert!(
+            polls < LIVELOCK_POLLS,
+            "CPU {} asked need_resched {LIVELOCK_POLLS} times without entering an idle state: \
+             the idle loop spins",
+            cpu.index()
+        );
         self.need_resched[cpu.index()].load(Relaxed)
     }
     fn this_cpu(&self) -> Option<CpuId<N>> {

@@ -17,6 +17,7 @@ mod nohz_csd_func;
 mod nohz_idle_balance;
 mod nohz_newidle_balance;
 mod nohz_run_idle_balance;
+mod platform_defaults;
 mod sched_init;
 mod sched_tick;
 mod seed_000;

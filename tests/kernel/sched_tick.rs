@@ -45,8 +45,25 @@ fn no_domain_or_inactive_stops_the_trigger<P: Policy>() {
     assert!(w.events().is_empty());
 }
 
+/// `sched_balance_trigger` on a busy CPU with a domain: its own balance is due, so it raises
+/// the softirq, and the kick's decision comes back.
+fn the_balance_trigger_decides_for_an_active_cpu_with_a_domain<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.busy(0, 2);
+    w.enter(1);
+    let decision = w.m.sched_balance_trigger(w.cpu(0), &*w.p);
+    assert!(decision.is_some(), "an active CPU with a domain decides");
+    assert!(
+        w.m.sched_softirq_pending(w.cpu(0)),
+        "its own balance was due"
+    );
+    w.deactivate(2);
+    assert_eq!(w.m.sched_balance_trigger(w.cpu(2), &*w.p), None);
+}
+
 for_each_policy!(
     snapshot_of_idle_cpu_is_taken_each_tick,
     own_balance_due_raises_the_softirq,
     no_domain_or_inactive_stops_the_trigger,
+    the_balance_trigger_decides_for_an_active_cpu_with_a_domain,
 );

@@ -70,10 +70,41 @@ fn housekeeping_cpus_ignore_the_full_update<P: Policy>() {
     assert!(!w.ts(1).tick_stopped());
 }
 
+/// `tick_dep_clear`: once the last machine-wide dependency goes, a busy NO_HZ_FULL CPU's
+/// tick may stop again (through `__tick_nohz_full_update_tick`).
+fn clearing_a_global_dependency_lets_the_tick_stop_again<P: Policy>() {
+    let w = busy_full_cpu::<P>();
+    let c = w.cpu(3);
+    w.m.tick_dep_set(TICK_DEP_SCHED);
+    w.m.tick_nohz_full_update_tick_at(c, START_NS, &*w.p);
+    assert!(
+        !w.m.tick_nohz_tick_stopped(c),
+        "a machine-wide dependency keeps it"
+    );
+    w.m.tick_dep_clear(TICK_DEP_SCHED);
+    w.m.tick_nohz_full_update_tick_at(c, START_NS, &*w.p);
+    assert!(w.m.tick_nohz_tick_stopped(c), "cleared: it stops");
+}
+
+/// `tick_dep_clear_cpu`: the same for this CPU's own dependency.
+fn clearing_a_cpu_dependency_lets_the_tick_stop_again<P: Policy>() {
+    let w = busy_full_cpu::<P>();
+    let c = w.cpu(3);
+    w.ts(3).tick_dep_set_cpu(TICK_DEP_SCHED);
+    w.m.tick_nohz_full_update_tick(c, &*w.p);
+    assert!(!w.m.tick_nohz_tick_stopped(c));
+    w.ts(3).tick_dep_clear_cpu(TICK_DEP_SCHED);
+    assert_eq!(w.ts(3).tick_dep_mask(), 0);
+    w.m.tick_nohz_full_update_tick(c, &*w.p);
+    assert!(w.m.tick_nohz_tick_stopped(c));
+}
+
 for_each_policy!(
     dependencies_keep_the_tick,
     the_full_stop_never_registers_the_busy_cpu,
     a_near_timer_retains_on_the_full_path_too,
     update_restarts_a_stopped_tick_once_something_depends_on_it,
     housekeeping_cpus_ignore_the_full_update,
+    clearing_a_global_dependency_lets_the_tick_stop_again,
+    clearing_a_cpu_dependency_lets_the_tick_stop_again,
 );

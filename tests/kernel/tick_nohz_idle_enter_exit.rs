@@ -128,6 +128,51 @@ fn the_poll_path_restarts_without_registering<P: Policy>() {
     assert!(w.events().is_empty());
 }
 
+/// `tick_nohz_restart_sched_tick` called directly (as `tick_nohz_idle_restart_tick` does):
+/// the tick is running again, re-armed on its old phase, and the timer base is busy.
+fn restart_sched_tick_rearms_on_the_old_phase<P: Policy>() {
+    let w = World::<P>::new(4);
+    stop(&w, 2);
+    assert!(w.m.tick_nohz_tick_stopped(w.cpu(2)));
+    w.p.advance_time_ns(5 * TICK + 10);
+    w.p.take_events();
+    w.m.tick_nohz_restart_sched_tick(w.cpu(2), w.p.time_ns(), &*w.p);
+    assert!(!w.m.tick_nohz_tick_stopped(w.cpu(2)));
+    assert!(!w.p.timer_base_idle(w.cpu(2)));
+    assert_eq!(
+        w.events(),
+        [Event::ProgramTick {
+            cpu: w.cpu(2),
+            expires: START_NS + 6 * TICK
+        }]
+    );
+}
+
+/// `tick_nohz_idle_retain_tick`: the governor keeps the tick, so the next event computed for
+/// the stop is dropped (the next stop attempt computes it again) and nothing is programmed.
+fn retain_tick_drops_the_cached_next_event<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c = w.cpu(3);
+    w.idle(3);
+    w.p.set_next_timer(c, START_NS + 30 * TICK);
+    w.m.tick_nohz_idle_enter(c, &*w.p);
+    assert_ne!(w.m.tick_nohz_next_event(c, &*w.p), 0);
+    assert_ne!(w.ts(3).timer_expires_base(), 0, "cached");
+    w.p.take_events();
+    w.m.tick_nohz_idle_retain_tick(c);
+    assert_eq!(w.ts(3).timer_expires_base(), 0, "dropped");
+    assert!(!w.m.tick_nohz_tick_stopped(c));
+    assert!(w.events().is_empty());
+}
+
+/// The switch to NO_HZ mode is idempotent: a CPU activated twice (its tick device set up
+/// again) stays in NO_HZ high-resolution mode.
+fn activating_nohz_twice_keeps_the_mode<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.m.tick_nohz_activate(w.cpu(1), true);
+    assert_eq!(w.ts(1).flags(), TsFlags::NOHZ | TsFlags::HIGHRES);
+}
+
 for_each_policy!(
     enter_starts_idle_accounting,
     enter_with_a_cached_event_warns,
@@ -137,4 +182,7 @@ for_each_policy!(
     vtime_cpus_skip_tick_based_idle_accounting,
     exit_outside_the_idle_section_warns,
     the_poll_path_restarts_without_registering,
+    restart_sched_tick_rearms_on_the_old_phase,
+    retain_tick_drops_the_cached_next_event,
+    activating_nohz_twice_keeps_the_mode,
 );
