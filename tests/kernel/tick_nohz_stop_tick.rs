@@ -105,10 +105,24 @@ fn restopping_at_the_same_expiry_skips_the_reprogram_unless_it_is_lost<P: Policy
     );
 }
 
+/// A stopped tick whose next event moves out to "never" is cancelled, not left programmed
+/// at the old expiry.
+fn a_stopped_tick_with_nothing_left_to_wake_for_is_cancelled<P: Policy>() {
+    let w = World::<P>::new(4);
+    prepare(&w, 2, START_NS + 9 * TICK);
+    w.m.tick_nohz_stop_tick(w.cpu(2), &*w.p);
+    assert_eq!(w.ts(2).next_tick(), START_NS + 9 * TICK);
+    prepare(&w, 2, KTIME_MAX);
+    w.m.tick_nohz_stop_tick(w.cpu(2), &*w.p);
+    assert_eq!(w.events(), [Event::CancelTick { cpu: w.cpu(2) }]);
+    assert_eq!(w.ts(2).next_tick(), KTIME_MAX);
+}
+
 for_each_policy!(
     a_busy_timer_base_keeps_the_tick,
     the_first_stop_saves_the_phase_and_programs_the_timer,
     the_timekeeper_hands_off_its_duty,
     nothing_to_wake_for_cancels_the_timer,
     restopping_at_the_same_expiry_skips_the_reprogram_unless_it_is_lost,
+    a_stopped_tick_with_nothing_left_to_wake_for_is_cancelled,
 );
