@@ -207,3 +207,32 @@ fn init_and_topology_errors_say_what_was_refused() {
     );
     assert!(!cpus.to_string().is_empty());
 }
+
+/// `cpumask_empty` and `cpumask_first` with two CPUs at the same bit of two words: the bits
+/// must add up, never cancel. Every pair of words of a line, at bits 0, 17 and 63, in a mask of
+/// whole lines (1024 CPUs) and in the line `nr_cpu_ids` ends inside (1000 CPUs: the reduction
+/// of its whole words).
+#[test]
+fn two_cpus_at_one_bit_of_two_words_never_cancel() {
+    for nr in [1024usize, 1000] {
+        let ids = NrCpuIds::<1024>::new(nr).unwrap();
+        for line in 0..2 {
+            for a in 0..8 {
+                for b in (a + 1)..8 {
+                    for bit in [0, 17, 63] {
+                        let mask = CpuMask::<16>::new();
+                        let (x, y) = (line * 512 + a * 64 + bit, line * 512 + b * 64 + bit);
+                        if y >= nr {
+                            continue;
+                        }
+                        mask.set(ids.cpu(x).unwrap());
+                        mask.set(ids.cpu(y).unwrap());
+                        assert!(!mask.is_empty(ids), "nr {nr}: CPUs {x} and {y}");
+                        assert_eq!(mask.first(ids).map(|c| c.index()), Some(x));
+                        assert_eq!(mask.weight(ids), 2);
+                    }
+                }
+            }
+        }
+    }
+}
