@@ -38,6 +38,10 @@ impl CpuState<N> for Bare {
     fn need_resched(&self, _cpu: Cpu) -> bool {
         false
     }
+    // One thread drives every CPU here: no answer to give, so the wrong-CPU check is off.
+    fn this_cpu(&self) -> Option<Cpu> {
+        None
+    }
     fn synchronize_rcu(&self) {}
 }
 impl Ipi<N> for Bare {
