@@ -862,6 +862,15 @@ impl<P: crate::Policy, const N: usize, const W: usize> crate::Machine<P, N, W> {
         self.fair.nohz_idle_cpus(self.nr_cpu_ids())
     }
 
+    /// The busy tick's "is any CPU tickless?" test as `cpu`'s `nohz_balancer_kick` makes it
+    /// once balancing is due (`!cpumask_empty(nohz.idle_cpus_mask)`; `Legacy`: `nohz.nr_cpus`;
+    /// `Sharded`: the summary (`Hint`) or the flagged shards' words from `cpu`'s shard
+    /// (`Validated`)). Side-effect free; for tests and the benches' T8c.
+    #[inline]
+    pub fn nohz_anyone_tickless(&self, cpu: CpuId<N>) -> bool {
+        !self.fair.nobody_tickless(&self.cpus, cpu)
+    }
+
     /// `Sharded`: `cpu`'s shard and slot (`None` for a flat policy or before init).
     #[inline]
     pub fn shard_slot(&self, cpu: CpuId<N>) -> Option<ShardSlot> {

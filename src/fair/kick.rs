@@ -212,7 +212,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// summary alone (a stale bit answers "someone": the documented divergence); with
     /// `Validated` the flagged shards' words from `cpu`'s shard on.
     #[inline]
-    fn nobody_tickless(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
+    pub(crate) fn nobody_tickless(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
         if P::NR_CPUS_COUNTER {
             self.nohz.nr_cpus() == 0
         } else if P::SHARDED {
