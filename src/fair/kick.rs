@@ -296,7 +296,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 self.nohz.refresh_kick_deadline(now);
             }
         }
-        let Some(ilb) = self.find_new_ilb_at(cpus, cpu, plat.jiffies()) else {
+        // Only LocalFirst's rotation reads the clock: the kernel's find_new_ilb does not.
+        let now = if P::SHARDED && P::ILB_LOCAL_FIRST {
+            plat.jiffies()
+        } else {
+            crate::jiffies::Jiffies::new(0)
+        };
+        let Some(ilb) = self.find_new_ilb_at(cpus, cpu, now) else {
             return KickOutcome::NoIlb;
         };
         let target = self.rq(ilb);
