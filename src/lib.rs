@@ -275,7 +275,7 @@ pub use irqtime::{IrqContext, IrqTime};
 pub use jiffies::{Jiffies, JiffiesCell};
 pub use machine::{InitError, Machine};
 pub use platform::Platform;
-pub use policy::{Legacy, Patched, Policy, Scalable};
+pub use policy::{Legacy, Patched, Policy, Scalable, Sharded};
 pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{TICK_DEP_SCHED, TickSched, TsFlags};

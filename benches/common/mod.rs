@@ -106,12 +106,12 @@ impl<P: Policy> Rig<P> {
         // A pair registers and leaves again: it takes the full path every time.
         for i in 0..CPUS {
             m.nohz_balance_enter_idle(self.cpus[i], &*self.plat);
-            assert!(m.nohz().idle_cpus_mask().test(self.cpus[i]), "registered");
+            assert!(m.nohz_idle_test(self.cpus[i]), "registered");
             assert!(!m.nohz_idle(self.cpus[i]), "no LLC to be counted idle in");
             m.nohz_balance_exit_idle(self.cpus[i], &*self.plat);
             assert!(!m.rq(self.cpus[i]).nohz_tick_stopped(), "left again");
         }
-        assert!(m.nohz().idle_cpus_mask().is_empty(m.nr_cpu_ids()));
+        assert_eq!(m.nohz_idle_cpus().count(), 0, "nobody registered");
         assert_eq!(
             m.warnings().total(m.nr_cpu_ids()),
             0,

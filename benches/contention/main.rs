@@ -66,6 +66,7 @@ mod t4;
 mod t5a;
 mod t5b;
 mod t6_t7;
+mod t8;
 mod transfer;
 
 use common::Rig;
@@ -73,7 +74,7 @@ use nohz::{Legacy, Patched, Policy, Scalable};
 use nohz_stress::measure::{
     Antagonist, Churn, MIN_ON_CPU, Pacing, RUN_FOR, Session, WORK_NS, Work, churn, median,
 };
-use report::Bound::{AtLeast, AtMost};
+use report::Bound::{AtLeast, AtMost, Report, Within};
 use report::{Outcome, Run, Target, ns, ratio};
 use std::sync::Arc;
 
@@ -82,7 +83,7 @@ use std::sync::Arc;
 /// own): measured together by one function that reads them in this order, or each by the
 /// function beside it (one row per policy, the policy the row's `a` names).
 #[rustfmt::skip] // a table: one line per check
-const TABLE: [Target; 7] = [
+const TABLE: [Target; 9] = [
     Target {
         checks: &[
             ratio("T1", "pair-churn", PATCHED, LEGACY, AtMost(0.55)),
@@ -149,6 +150,28 @@ const TABLE: [Target; 7] = [
         contended: false,
         primary: Pacing::Tight,
         run: Run::Together(t6_t7::run),
+    },
+    Target {
+        checks: &[
+            ratio("T8a", "sharded-pair-churn", "sticky", "sticky-quiet", AtMost(1.15)),
+            ratio("T8a", "sharded-pair-churn", "sticky", "flat", AtMost(0.30)),
+            ratio("T8b", "same-shard-control", "same-shard", "flat", Within(0.85, 1.15)),
+            ratio("T8d", "exact-pair-control", "exact", "sticky", AtLeast(3.0)),
+        ],
+        contended: true,
+        primary: Pacing::Tight,
+        run: Run::Together(t8::run_pairs),
+    },
+    Target {
+        checks: &[
+            ratio("T8c", "tick-due-check-churn", "sharded-hint", "empty", AtMost(1.05)),
+            ratio("T8c", "tick-due-check-churn", "sharded-validated", "empty", Report),
+            ratio("T8c", "tick-due-check-churn", "flat", "empty", Report),
+            ratio("T8d", "exact-tick-control", "exact", "empty", AtLeast(1.15)),
+        ],
+        contended: true,
+        primary: Pacing::Worked,
+        run: Run::Together(t8::run_tick),
     },
 ];
 

@@ -90,6 +90,10 @@ pub enum Bound {
     AtMost(f64),
     /// The value must be at least this.
     AtLeast(f64),
+    /// The value must lie in this closed range.
+    Within(f64, f64),
+    /// No bound: the line is reported alongside (always `pass`).
+    Report,
 }
 
 impl Bound {
@@ -97,6 +101,8 @@ impl Bound {
         match self {
             Bound::AtMost(x) => v <= x,
             Bound::AtLeast(x) => v >= x,
+            Bound::Within(lo, hi) => (lo..=hi).contains(&v),
+            Bound::Report => true,
         }
     }
 }
@@ -106,6 +112,8 @@ impl fmt::Display for Bound {
         match self {
             Bound::AtMost(x) => write!(f, "<={x}"),
             Bound::AtLeast(x) => write!(f, ">={x}"),
+            Bound::Within(lo, hi) => write!(f, "{lo}..{hi}"),
+            Bound::Report => write!(f, "none"),
         }
     }
 }

@@ -18,8 +18,10 @@
 
 use crate::Explored;
 use crate::models::blocked_load::{self, Clear, Passes};
+use crate::models::sharded::{self, Clears};
 use crate::models::{hotplug, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
-use nohz::sync::mutation::with_weakened;
+use nohz::beyond::sharded::CODE_MUTANTS;
+use nohz::sync::mutation::{CodeMutant, with_code_mutant, with_weakened};
 use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
 use nohz::{Legacy, Patched, Scalable};
 use std::fmt::Write as _;
@@ -154,7 +156,86 @@ pub static MODELS: &[Model] = &[
         proves: "§8 static key",
         run: || irqtime::disable_then_rely_on_quiescence::<Patched>(irqtime::Quiesce::Handshake),
     },
+    Model {
+        name: "o1_o2[sharded]",
+        proves: "O1, O2 (Sharded)",
+        run: o1_o2::enter_idle_against_ilb::<sharded::One<2>>,
+    },
+    Model {
+        name: "sharded::L1",
+        proves: "S1 (Sharded)",
+        run: sharded::s1_sticky_summary,
+    },
+    Model {
+        name: "sharded::L2",
+        proves: "S1, S2 (Sharded, two shards in one summary word)",
+        run: sharded::s1_summary_rmw,
+    },
+    Model {
+        name: "sharded::L3",
+        proves: "O1 (Sharded walk)",
+        run: || sharded::o1_sharded_walk(Clears::Stats),
+    },
+    Model {
+        name: "sharded::L3n",
+        proves: "O2 (Sharded walk, NEXT)",
+        run: || sharded::o1_sharded_walk(Clears::Next),
+    },
+    Model {
+        name: "sharded::L4",
+        proves: "S1 + O1 (Sharded)",
+        run: sharded::enter_gc_ilb,
+    },
+    // sharded::L5 (four threads, about 40,000 executions at bound 2) runs once in
+    // tests/sharded_idle.rs, not against every mutant: every mutant it kills, L4 (three
+    // threads, a hundredth of its executions) kills too, and it alone made this table run
+    // several minutes longer.
+    Model {
+        name: "sharded::L6",
+        proves: "S1 under churn (Sharded)",
+        run: sharded::churn_sticky,
+    },
+    Model {
+        name: "sharded::L8",
+        proves: "owner bits (Sharded)",
+        run: sharded::owner_bits,
+    },
 ];
+
+/// A code mutant (a rejected design of the sharded idle set) loom cannot kill, and why.
+#[derive(Debug)]
+pub struct CodeEquivalent {
+    /// The mutant.
+    pub mutant: CodeMutant,
+    /// Why no model can tell it from the real code.
+    pub reason: &'static str,
+}
+
+/// The code mutants expected to survive (spec `sharded-idle.md` §2.7, "equivalent mutants");
+/// as with [`EQUIVALENTS`], one that is killed fails the run.
+pub static CODE_EQUIVALENTS: &[CodeEquivalent] = &[
+    CodeEquivalent {
+        mutant: CodeMutant::BlindSummarySet,
+        reason: "equivalent: a blind fetch_or sets the same bit the read-then-set would; it \
+                 only writes the nohz line on every registration, a cost (T8f's summary-write \
+                 count), not a bug",
+    },
+    CodeEquivalent {
+        mutant: CodeMutant::GcNoPreRead,
+        reason: "equivalent: the GC's pre-read only decides which flagged shards to clear; \
+                 clearing a non-empty one is undone by the re-read after the fence (S1 holds), \
+                 and the candidates come from that re-read",
+    },
+];
+
+/// One mutation: a weakened site, or a code mutant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutation {
+    /// The site weakened so.
+    Weaken(Weakening),
+    /// The sharded idle set's code replaced by a rejected design.
+    Code(CodeMutant),
+}
 
 /// A mutant loom cannot kill, and why.
 #[derive(Debug)]
@@ -222,8 +303,8 @@ impl Verdict {
 pub struct Row {
     /// The site's name.
     pub site: &'static str,
-    /// The weakening applied.
-    pub weakening: Weakening,
+    /// The weakening applied, or the code mutant.
+    pub weakening: Mutation,
     /// The verdict.
     pub verdict: Verdict,
     /// Wall time spent on this mutant (all models).
@@ -299,19 +380,50 @@ pub fn run_all() -> Vec<Row> {
             };
             rows.push(Row {
                 site: site.name(),
-                weakening: w,
+                weakening: Mutation::Weaken(w),
                 verdict,
                 time: start.elapsed(),
             });
         }
     }
+    for &mutant in CODE_MUTANTS {
+        let start = Instant::now();
+        let mut by = Vec::new();
+        let mut first = None;
+        for model in MODELS {
+            let failed = with_code_mutant(mutant, || {
+                crate::fails_quietly(|| {
+                    (model.run)();
+                })
+            })
+            .expect("never nested");
+            if let Some(msg) = failed {
+                by.push(model.name);
+                first.get_or_insert(msg);
+            }
+        }
+        let equivalent = CODE_EQUIVALENTS.iter().find(|e| e.mutant == mutant);
+        let verdict = match (equivalent, first) {
+            (None, Some(message)) => Verdict::Killed { by, message },
+            (None, None) => Verdict::Survived,
+            (Some(e), None) => Verdict::Equivalent(e.reason),
+            (Some(_), Some(message)) => Verdict::EquivalentKilled { by, message },
+        };
+        rows.push(Row {
+            site: "code (sharded)",
+            weakening: Mutation::Code(mutant),
+            verdict,
+            time: start.elapsed(),
+        });
+    }
     rows
 }
 
-fn weakening_name(w: Weakening) -> String {
+fn weakening_name(w: Mutation) -> String {
     match w {
-        Weakening::To(o) => format!("-> {o:?}"),
-        Weakening::Removed => "removed".to_owned(),
+        Mutation::Weaken(Weakening::To(o)) => format!("-> {o:?}"),
+        Mutation::Weaken(Weakening::Removed) => "removed".to_owned(),
+        Mutation::Code(m) => format!("{m:?}"),
     }
 }
 
@@ -339,7 +451,7 @@ pub fn table(rows: &[Row]) -> String {
         let declared = SITES
             .iter()
             .find(|s| s.name() == row.site)
-            .map_or(String::new(), |s| format!("{:?}", s.declared()));
+            .map_or("-".to_owned(), |s| format!("{:?}", s.declared()));
         let (verdict, by, reason) = match &row.verdict {
             Verdict::Killed { by, message } => ("killed", by.join(", "), short(message, 90)),
             Verdict::Survived => (

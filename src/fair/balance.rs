@@ -125,10 +125,19 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         NOHZ_ILB_FENCE.fence();
 
         let mut outcome = IlbPass::Completed;
-        for balance_cpu in self
-            .nohz
-            .idle_cpus_mask
-            .iter_wrap_after(cpu, cpus.nr_cpu_ids())
+        let nr = cpus.nr_cpu_ids();
+        // Sharded: every shard word, each read after the fence as the walk reaches it, never
+        // gated by the summary (an enterer flags its shard after its own fence).
+        let flat = (!P::SHARDED).then(|| self.nohz.idle_cpus_mask.iter_wrap_after(cpu, nr));
+        let sharded = P::SHARDED.then(|| {
+            self.shards()
+                .walk(self.shard_slot(cpu))
+                .filter_map(move |i| nr.cpu(i).ok())
+        });
+        for balance_cpu in flat
+            .into_iter()
+            .flatten()
+            .chain(sharded.into_iter().flatten())
         {
             let rq = self.rq(balance_cpu);
             if !rq.idle_cpu() {
@@ -191,7 +200,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if !rq.has_blocked_load() {
             return false;
         }
-        if !self.nohz.idle_cpus_mask.test(cpu) {
+        if !self.nohz_idle_test(cpu) {
             return false;
         }
         if !plat.jiffies().is_after(rq.last_blocked_load_update_tick()) {

@@ -63,7 +63,18 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 return;
             }
             rq.set_nohz_tick_stopped(true);
-            self.nohz.idle_cpus_mask.set(cpu);
+            let shard = if P::SHARDED { rq.shard_slot() } else { None };
+            if P::SHARDED {
+                // Sharded: this CPU's bit in its own shard's word, nothing on a shared line.
+                if let Some(at) = shard {
+                    self.shards().set(at);
+                    if crate::beyond::sharded::Shards::summary_before_fence() {
+                        self.shards().raise_summary(at.shard);
+                    }
+                }
+            } else {
+                self.nohz.idle_cpus_mask.set(cpu);
+            }
             if P::NR_CPUS_COUNTER {
                 crate::sync::shared_store();
                 self.nohz.scalars.nr_cpus.fetch_add(1, Relaxed);
@@ -72,6 +83,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             // of those flags before its mask scan (NOHZ_ILB_FENCE). It follows the mask's
             // RMW (Legacy: the counter's), as the kernel's smp_mb__after_atomic() does.
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
+            // Sharded (S1): after the same fence, flag this CPU's shard in the summary if it
+            // reads clear, against find_new_ilb's GC clearing it (NOHZ_SHARD_GC_FENCE).
+            if let Some(at) = shard
+                && !crate::beyond::sharded::Shards::summary_before_fence()
+            {
+                self.shards().raise_summary(at.shard);
+            }
             self.set_cpu_sd_state_idle(cpus, cpu);
             raised = self.nohz.raise_needs_update::<P>();
         } else if P::READ_BEFORE_WRITE {
@@ -102,8 +120,15 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             return;
         }
         rq.set_nohz_tick_stopped(false);
-        // No barrier: consumers re-check idle_cpu() (O5).
-        self.nohz.idle_cpus_mask.clear(cpu);
+        // No barrier: consumers re-check idle_cpu() (O5). Sharded: the own shard's word only,
+        // never the summary (the next GC clears a stale bit).
+        if P::SHARDED {
+            if let Some(at) = rq.shard_slot() {
+                self.shards().clear(at);
+            }
+        } else {
+            self.nohz.idle_cpus_mask.clear(cpu);
+        }
         if P::NR_CPUS_COUNTER {
             crate::sync::shared_store();
             self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);

@@ -152,7 +152,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             }
         }
         // Legacy (before seed 000): "nobody is tickless" first, before any time check.
-        if !P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus) {
+        if !P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus, cpu) {
             return KickDecision::NobodyTickless;
         }
         if self.nohz.has_blocked_load() && now.is_after(self.nohz.next_blocked()) {
@@ -177,7 +177,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         plat: &Pl,
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
-        if P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus) {
+        if P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus, cpu) {
             return nobody_tickless();
         }
         if let Some(wanted) = self.busy_reason(cpus, cpu, plat) {
@@ -208,11 +208,20 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     }
 
     /// "No CPU is tickless": `Legacy` reads `nohz.nr_cpus`, `Patched` tests the mask for
-    /// emptiness (which stops at its first non-empty line).
+    /// emptiness (which stops at its first non-empty line). `Sharded`: with `Hint` the
+    /// summary alone (a stale bit answers "someone": the documented divergence); with
+    /// `Validated` the flagged shards' words from `cpu`'s shard on.
     #[inline]
-    fn nobody_tickless(&self, cpus: &Cpus<N, W>) -> bool {
+    pub(crate) fn nobody_tickless(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
         if P::NR_CPUS_COUNTER {
             self.nohz.nr_cpus() == 0
+        } else if P::SHARDED {
+            if P::SHARD_HINT {
+                !self.shards().summary_any()
+            } else {
+                let home = self.shard_slot(cpu).map_or(0, |at| at.shard);
+                !self.shards().any_idle_from(home)
+            }
         } else {
             self.nohz.idle_cpus_mask.is_empty(cpus.nr_cpu_ids())
         }
@@ -236,13 +245,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if rq.has_sched_domain() && rq.h_nr_runnable() >= 1 && check_cpu_capacity(rq, cpu, plat) {
             return Some(balance);
         }
-        if plat.has_asym_packing(cpu)
-            && self
-                .nohz
-                .idle_cpus_mask
-                .iter(cpus.nr_cpu_ids())
-                .any(|idle| plat.asym_prefers(idle, cpu))
-        {
+        if plat.has_asym_packing(cpu) && self.asym_idle_preferred(cpus.nr_cpu_ids(), cpu, plat) {
             return Some(balance);
         }
         if plat.has_asym_cpucapacity(cpu) {
@@ -251,6 +254,28 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         self.llc_of(cpus.nr_cpu_ids(), cpu)
             .is_some_and(|(busy, _)| busy.load(Relaxed) > 1)
             .then_some(balance)
+    }
+
+    /// The asym-packing scan of `nohz_balancer_kick`: some registered CPU is preferred over
+    /// `cpu` (ascending ids; `Sharded`: the flagged shards' CPUs, which gating by the summary
+    /// may miss only transiently, O5).
+    fn asym_idle_preferred<Pl: Platform<N>>(
+        &self,
+        nr: crate::cpu::NrCpuIds<N>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> bool {
+        if P::SHARDED {
+            return self
+                .shards()
+                .flagged_cpus()
+                .filter_map(|i| nr.cpu(i).ok())
+                .any(|idle| plat.asym_prefers(idle, cpu));
+        }
+        self.nohz
+            .idle_cpus_mask
+            .iter(nr)
+            .any(|idle| plat.asym_prefers(idle, cpu))
     }
 
     /// `kick_ilb(flags)`: pick an idle CPU and hand it `flags`; send the IPI if this call
@@ -271,7 +296,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 self.nohz.refresh_kick_deadline(now);
             }
         }
-        let Some(ilb) = self.find_new_ilb(cpus, cpu) else {
+        // Only LocalFirst's rotation reads the clock: the kernel's find_new_ilb does not.
+        let now = if P::SHARDED && P::ILB_LOCAL_FIRST {
+            plat.jiffies()
+        } else {
+            crate::jiffies::Jiffies::new(0)
+        };
+        let Some(ilb) = self.find_new_ilb_at(cpus, cpu, now) else {
             return KickOutcome::NoIlb;
         };
         let target = self.rq(ilb);
@@ -295,11 +326,35 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     }
 
     /// `find_new_ilb()`: the first CPU, ascending, that is in both the idle mask and the
-    /// housekeeping mask, is not `cpu`, and is idle right now.
+    /// housekeeping mask, is not `cpu`, and is idle right now. `Sharded`: in the policy's
+    /// order (`LocalFirst` rotates its start slot with jiffies, taken as 0 here; `kick_ilb`
+    /// passes the current jiffies), clearing stale summary bits on the way.
     pub fn find_new_ilb(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> Option<CpuId<N>> {
+        self.find_new_ilb_at(cpus, cpu, crate::jiffies::Jiffies::new(0))
+    }
+
+    /// [`find_new_ilb`](Self::find_new_ilb) at jiffies `now` (the rotation of `LocalFirst`).
+    pub(crate) fn find_new_ilb_at(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        now: crate::jiffies::Jiffies,
+    ) -> Option<CpuId<N>> {
+        let nr = cpus.nr_cpu_ids();
+        if P::SHARDED {
+            let home = self.shard_slot(cpu).map(|at| at.shard);
+            let found = self
+                .shards()
+                .find(home, P::ILB_LOCAL_FIRST, now.get() % 64, |i| {
+                    nr.cpu(i).is_ok_and(|ilb| {
+                        ilb != cpu && self.housekeeping.test(ilb) && self.rq(ilb).idle_cpu()
+                    })
+                });
+            return found.and_then(|i| nr.cpu(i).ok());
+        }
         self.nohz
             .idle_cpus_mask
-            .iter_and(&self.housekeeping, cpus.nr_cpu_ids())
+            .iter_and(&self.housekeeping, nr)
             .find(|&ilb| ilb != cpu && self.rq(ilb).idle_cpu())
     }
 }

@@ -43,6 +43,7 @@ pub use balance::{IlbPass, SCHED_MIGRATION_COST_NS};
 pub use kick::{KickDecision, KickOutcome};
 
 use crate::beyond::kick_deadline::KickDeadline;
+use crate::beyond::sharded::{SUMMARY_WORDS, ShardMapError, ShardSet, ShardSlot, Shards};
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
@@ -50,7 +51,9 @@ use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::static_key::StaticKey;
-use crate::sync::{AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed, SCHED_DOMAINS_LOAD};
+use crate::sync::{
+    AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed, SCHED_DOMAINS_LOAD,
+};
 use core::fmt;
 use core::marker::PhantomData;
 use crossbeam_utils::CachePadded;
@@ -72,6 +75,12 @@ pub(crate) struct Scalars {
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
     /// entry and exit).
     pub(crate) legacy_irqtime: AtomicU32,
+    /// `Sharded` only: the sticky per-shard summary (bit `s` of word `s / 64`: shard `s` may
+    /// hold a registered CPU; see [`crate::beyond::sharded`]). Set by enterers after their
+    /// fence, cleared only by `find_new_ilb`'s GC: never written at idle-transition rate.
+    summary: [AtomicU64; SUMMARY_WORDS],
+    /// `Sharded` only: the shards in use (written at init and by `set_shard_map` only).
+    nr_shards: AtomicU32,
 }
 
 /// The `nohz` global of fair.c: the idle mask on lines of its own, the scalars on a line of
@@ -97,6 +106,8 @@ impl<const W: usize> Nohz<W> {
                     next_blocked: AtomicUsize::new(0),
                     kick_deadline: KickDeadline::new(),
                     legacy_irqtime: AtomicU32::new(0),
+                    summary: crate::sync::atomic_array!(AtomicU64::new(0); SUMMARY_WORDS),
+                    nr_shards: AtomicU32::new(0),
                 }),
             }
         }
@@ -173,6 +184,16 @@ impl<const W: usize> Nohz<W> {
         self.scalars
             .kick_deadline
             .refresh(false, || self.deadline_from_scalars(now));
+    }
+
+    /// Test rigs only (feature `testing`): stores `nohz.next_balance` and, for the
+    /// kick-deadline policies, recomputes the deadline at `now`. The `Hint` comparator of
+    /// `tests/model` resynchronises a `Sharded` machine with this after each counted
+    /// divergence (an extra kick attempt that moved `next_balance`).
+    #[cfg(feature = "testing")]
+    pub fn set_next_balance_for_tests(&self, at: Jiffies, now: Jiffies) {
+        self.store_next_balance(at);
+        self.refresh_kick_deadline(now);
     }
 
     /// The kick deadline word.
@@ -265,6 +286,8 @@ pub enum TopologyError {
         /// The leader it named.
         leader: usize,
     },
+    /// `Sharded`: the shard map the policy's layout builds from this topology was refused.
+    Shards(ShardMapError),
 }
 
 impl fmt::Display for TopologyError {
@@ -275,6 +298,7 @@ impl fmt::Display for TopologyError {
                 "CPU {cpu} names CPU {leader} as the lowest CPU of its LLC, but CPU {leader} \
                  is above it or names another CPU"
             ),
+            TopologyError::Shards(e) => write!(f, "bad shard map: {e}"),
         }
     }
 }
@@ -297,6 +321,8 @@ pub struct Fair<P: Policy, const N: usize, const W: usize> {
     domains_gen: CachePadded<AtomicU32>,
     /// `sched_asym_cpucapacity`: on while some CPU has an asymmetric-capacity domain.
     sched_asym_cpucapacity: StaticKey,
+    /// `Sharded` only: the shard words and tables (zero bytes for a flat policy).
+    shards: P::Shards,
     _policy: PhantomData<P>,
 }
 
@@ -317,6 +343,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 ),
                 domains_gen: CachePadded::new(AtomicU32::new(0)),
                 sched_asym_cpucapacity: StaticKey::new_false(),
+                shards: {
+                    #[cfg(not(nohz_loom))]
+                    let shards = <P::Shards as ShardSet>::EMPTY;
+                    #[cfg(nohz_loom)]
+                    let shards = <P::Shards as ShardSet>::empty();
+                    shards
+                },
                 _policy: PhantomData,
             }
         }
@@ -344,6 +377,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         }
         // Nothing runs yet: the first generation needs no grace period.
         self.publish_topology(cpus, nr, plat);
+        if P::SHARDED {
+            // check_topology accepted this map before boot, and no CPU is registered yet, so
+            // this cannot be refused.
+            let _ = self.build_shards(nr, |c| {
+                <P::Layout as crate::beyond::sharded::ShardLayout>::place(plat, c)
+            });
+        }
     }
 
     /// `cpu_rq(cpu)`.
@@ -405,5 +445,114 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     #[inline(always)]
     pub fn sched_asym_cpucap_active(&self) -> bool {
         self.sched_asym_cpucapacity.unlikely()
+    }
+
+    /// The sharded idle set (`Sharded`; empty for a flat policy).
+    #[inline(always)]
+    pub(crate) fn shards(&self) -> Shards<'_> {
+        Shards {
+            words: self.shards.words(),
+            tables: self.shards.tables(),
+            summary: &self.nohz.scalars.summary,
+            nr_shards: &self.nohz.scalars.nr_shards,
+        }
+    }
+
+    /// `cpu`'s shard and slot (`Sharded`, once the map is built).
+    #[inline(always)]
+    pub fn shard_slot(&self, cpu: CpuId<N>) -> Option<ShardSlot> {
+        self.rq(cpu).shard_slot()
+    }
+
+    /// `cpu` is registered as idle: its bit in `nohz.idle_cpus_mask`, or under `Sharded` in
+    /// its shard word.
+    #[inline]
+    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
+        if P::SHARDED {
+            self.shard_slot(cpu)
+                .is_some_and(|at| self.shards().test(at))
+        } else {
+            self.nohz.idle_cpus_mask.test(cpu)
+        }
+    }
+
+    /// The registered CPUs, ascending ids for a flat policy, shards and slots ascending under
+    /// `Sharded` (the same order with contiguous shards). Not a snapshot: each word is read
+    /// as the walk reaches it.
+    pub fn nohz_idle_cpus(&self, nr: NrCpuIds<N>) -> impl Iterator<Item = CpuId<N>> + '_ {
+        let flat = (!P::SHARDED).then(|| self.nohz.idle_cpus_mask.iter(nr));
+        let sharded =
+            P::SHARDED.then(|| self.shards().all_cpus().filter_map(move |i| nr.cpu(i).ok()));
+        flat.into_iter()
+            .flatten()
+            .chain(sharded.into_iter().flatten())
+    }
+
+    /// The shards in use and the summary's flagged shards, for tests and reports
+    /// (`Sharded`; 0 shards for a flat policy).
+    pub fn nr_shards(&self) -> usize {
+        if P::SHARDED { self.shards().nr() } else { 0 }
+    }
+
+    /// Shard `s` is flagged in the summary (`Sharded`).
+    pub fn shard_flagged(&self, s: usize) -> bool {
+        P::SHARDED && s < self.nr_shards() && self.shards().flagged(s)
+    }
+
+    /// Shard `s`'s idle word (`Sharded`; 0 out of range).
+    pub fn shard_word(&self, s: usize) -> u64 {
+        if s < self.nr_shards() {
+            self.shards.words()[s].load(Relaxed)
+        } else {
+            0
+        }
+    }
+
+    /// Shard `s`'s members, slots ascending (`Sharded`).
+    pub fn shard_members(&self, nr: NrCpuIds<N>, s: usize) -> impl Iterator<Item = CpuId<N>> + '_ {
+        let s = if s < self.nr_shards() { s } else { usize::MAX };
+        self.shards().members(s).filter_map(move |i| nr.cpu(i).ok())
+    }
+
+    /// The shards the policy's `S` provides (0 for a flat policy).
+    #[inline]
+    pub(crate) fn shard_capacity(&self) -> usize {
+        self.shards.words().len()
+    }
+
+    /// Builds the shard map from `place` (the layout's placement, or an explicit map):
+    /// refused, changing nothing, if it does not fit the policy's `S` shards of at most 64
+    /// CPUs, or while any CPU is registered (shards never change while a CPU is registered).
+    /// The caller guarantees that no CPU enters idle meanwhile (boot, or all CPUs quiesced).
+    pub(crate) fn build_shards(
+        &self,
+        nr: NrCpuIds<N>,
+        place: impl Fn(CpuId<N>) -> crate::beyond::sharded::Placement,
+    ) -> Result<(), ShardMapError> {
+        if !P::SHARDED || nr.get() == 0 {
+            return Err(ShardMapError::NotSharded);
+        }
+        if let Some(cpu) = nr
+            .iter()
+            .find(|&c| self.rq(c).nohz_tick_stopped() || self.nohz_idle_test(c))
+        {
+            return Err(ShardMapError::CpuRegistered { cpu: cpu.index() });
+        }
+        let view = self.shards();
+        let cap = self.shards.words().len();
+        crate::beyond::sharded::plan(nr, cap, &place, |_, _| {})?;
+        view.reset_tables();
+        for rq in self.rqs.iter(nr).map(|(_, rq)| rq) {
+            rq.set_shard_slot(None);
+        }
+        let n = crate::beyond::sharded::plan(nr, cap, &place, |cpu, at| {
+            view.put(cpu.index(), at);
+            self.rq(cpu).set_shard_slot(Some(at));
+        })?;
+        for w in &self.nohz.scalars.summary {
+            w.store(0, Relaxed);
+        }
+        self.nohz.scalars.nr_shards.store(n as u32, Relaxed);
+        Ok(())
     }
 }

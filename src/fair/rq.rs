@@ -81,6 +81,7 @@
 //! Here no RMW races a store. The owner's set is never a compare-exchange either:
 //! `ci/guards.sh` (T9) checks that `nohz_balance_enter_idle` has none.
 
+use crate::beyond::sharded::ShardSlot;
 use crate::jiffies::Jiffies;
 use crate::sync::{
     AtomicBool, AtomicU32, AtomicU64, AtomicUsize, NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR,
@@ -239,6 +240,10 @@ struct RqNohz {
     // the copy nobody uses and publishes it at once (see `Machine::rebuild_sched_domains`).
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
+    /// `Sharded` only: this CPU's shard and slot ([`ShardSlot::pack`]: plus one, 0 none),
+    /// written when the shard map is built, read by this CPU's idle entry and exit and by the
+    /// ILB's `update_nohz_stats`.
+    shard_slot: AtomicU32,
 }
 
 /// One domain generation's view of this CPU's LLC: the kernel's `sd_llc` and its
@@ -323,6 +328,7 @@ impl Rq {
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
+                    shard_slot: AtomicU32::new(0),
                 }),
             }
         }
@@ -503,6 +509,19 @@ impl Rq {
     pub(crate) fn csd_unlock(&self) -> bool {
         self.kick.csd_busy.swap(false, Relaxed)
     }
+    /// `Sharded`: this CPU's shard and slot, once the shard map is built.
+    #[inline(always)]
+    pub(crate) fn shard_slot(&self) -> Option<ShardSlot> {
+        ShardSlot::unpack(self.nohz.shard_slot.load(Relaxed))
+    }
+
+    #[inline]
+    pub(crate) fn set_shard_slot(&self, at: Option<ShardSlot>) {
+        self.nohz
+            .shard_slot
+            .store(at.map_or(0, ShardSlot::pack), Relaxed);
+    }
+
     /// This CPU's LLC view in domain generation slot `slot` (0 or 1).
     #[inline]
     pub(crate) fn sd(&self, slot: usize) -> &SdSlot {

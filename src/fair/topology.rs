@@ -5,6 +5,7 @@
 //! C source: `kernel/sched/topology.c` (`build_sched_domains`, `partition_sched_domains`, `sd_llc`, `sd_llc_shared`, `sched_asym_cpucapacity`).
 
 use super::{Fair, TopologyError};
+use crate::beyond::sharded::ShardLayout;
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::cpus::Cpus;
 use crate::platform::Platform;
@@ -26,8 +27,29 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         Ok(())
     }
 
-    /// Every CPU's LLC leader names itself and is not above the CPU.
+    /// Every CPU's LLC leader names itself and is not above the CPU; under `Sharded`, before
+    /// the shard map is first built (at init), the map the policy's layout builds from this
+    /// topology fits its shards (rebuilds leave the shards alone).
     pub(crate) fn check_topology<Pl: Platform<N>>(
+        &self,
+        nr: NrCpuIds<N>,
+        plat: &Pl,
+    ) -> Result<(), TopologyError> {
+        self.check_llc_leaders(nr, plat)?;
+        if P::SHARDED && self.nr_shards() == 0 {
+            crate::beyond::sharded::plan(
+                nr,
+                self.shard_capacity(),
+                |c| <P::Layout as ShardLayout>::place(plat, c),
+                |_, _| {},
+            )
+            .map_err(TopologyError::Shards)?;
+        }
+        Ok(())
+    }
+
+    /// Every CPU's LLC leader names itself and is not above the CPU.
+    fn check_llc_leaders<Pl: Platform<N>>(
         &self,
         nr: NrCpuIds<N>,
         plat: &Pl,

@@ -21,7 +21,7 @@ extern crate std;
 
 mod world;
 
-pub use world::{CPUS, START_JIFFIES, World, set_busy, set_idle};
+pub use world::{CPUS, START_JIFFIES, ShardedHint, ShardedStrict, World, set_busy, set_idle};
 
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::fair::rq::Rq;

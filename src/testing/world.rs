@@ -234,14 +234,11 @@ impl<P: Policy, const N: usize, const W: usize> World<P, N, W> {
         self.p.clock().advance(ticks);
     }
 
-    /// `nohz.idle_cpus_mask`, as CPU indices in order.
+    /// `nohz.idle_cpus_mask` (under `Sharded`, the registered CPUs of every shard), as CPU
+    /// indices in order (shards and slots ascending under `Sharded`: ascending ids with
+    /// contiguous shards).
     pub fn mask(&self) -> Vec<usize> {
-        self.m
-            .nohz()
-            .idle_cpus_mask()
-            .iter(self.m.nr_cpu_ids())
-            .map(|c| c.index())
-            .collect()
+        self.m.nohz_idle_cpus().map(|c| c.index()).collect()
     }
 
     /// The nohz IPIs sent so far, as `(from, to)` indices.
@@ -287,10 +284,30 @@ impl<P: Policy, const N: usize, const W: usize> World<P, N, W> {
     }
 }
 
+/// The `Sharded` configuration with the kernel's observables, which every per-policy test
+/// runs (the strict differential of spec `sharded-idle.md` §2.9): contiguous shards of 2 CPUs
+/// (up to 32 shards, so every world of up to 64 CPUs fits), `find_new_ilb` in ascending ids,
+/// the `Validated` emptiness test.
+pub type ShardedStrict = crate::Sharded<
+    32,
+    crate::beyond::sharded::Contiguous<2>,
+    crate::beyond::sharded::LowestId,
+    crate::beyond::sharded::Validated,
+>;
+
+/// [`ShardedStrict`] with the shipped `Hint` emptiness test: the configuration the
+/// per-policy tests run with the one documented divergence allowed and counted.
+pub type ShardedHint = crate::Sharded<
+    32,
+    crate::beyond::sharded::Contiguous<2>,
+    crate::beyond::sharded::LowestId,
+    crate::beyond::sharded::Hint,
+>;
+
 /// Expands generic test functions into one `#[test]` per policy: for each `name`, a
-/// `patched::name`, a `legacy::name` and a `scalable::name` that call `name::<Patched>()`,
-/// `name::<Legacy>()` and `name::<Scalable>()`. The one place a new policy joins every
-/// per-policy test.
+/// `patched::name`, a `legacy::name`, a `scalable::name` and a `sharded::name` that call
+/// `name::<Patched>()`, `name::<Legacy>()`, `name::<Scalable>()` and
+/// `name::<ShardedStrict>()`. The one place a new policy joins every per-policy test.
 ///
 /// The functions live in the module where the macro is invoked (the generated modules call
 /// them through `super::`), so a file invokes it once; a second set in the same file goes in a
@@ -319,6 +336,12 @@ macro_rules! for_each_policy {
         }
         mod scalable {
             $(#[test] fn $name() { super::$name::<$crate::Scalable>() })*
+        }
+        mod sharded {
+            $(#[test] fn $name() { super::$name::<$crate::testing::ShardedStrict>() })*
+        }
+        mod sharded_hint {
+            $(#[test] fn $name() { super::$name::<$crate::testing::ShardedHint>() })*
         }
     };
 }

@@ -252,7 +252,7 @@ impl<P: Policy> Sut<P> {
                     was_stopped,
                     registered_before,
                     stopped_after: ts.tick_stopped(),
-                    in_mask_after: m.nohz().idle_cpus_mask().test(cpu),
+                    in_mask_after: m.nohz_idle_test(cpu),
                 });
             }
             Step::IdleRetain(c) => {
@@ -625,7 +625,7 @@ pub fn sut_view<P: Policy>(s: &Sut<P>) -> View {
                     need_resched: p.need_resched(cpu),
                     active: m.cpu_active(cpu),
                     misfit: rq.misfit_task_load() != 0,
-                    in_mask: nohz.idle_cpus_mask().test(cpu),
+                    in_mask: m.nohz_idle_test(cpu),
                     nohz_tick_stopped: rq.nohz_tick_stopped(),
                     nohz_flags: rq.nohz_flags().load().bits(),
                     csd_busy: rq.csd_busy(),
@@ -799,9 +799,32 @@ fn invariants<P: Policy>(s: &Sut<P>, model: &Model, v: &mut Vec<String>) {
     let mask = nohz.idle_cpus_mask();
     let nr = s.nr.get();
 
+    // Sharded: the flat mask is never written; every shard holding a registered CPU is
+    // flagged in the summary (I-S1: sequentially no operation is in flight, so it always
+    // holds); the shard map covers every CPU once, at most 64 per shard.
+    if P::SHARDED {
+        ensure!(v, mask.is_empty(s.nr), "Sharded wrote the flat idle mask");
+        for sh in 0..m.nr_shards() {
+            ensure!(
+                v,
+                m.shard_word(sh) == 0 || m.shard_flagged(sh),
+                "I-S1: shard {sh} holds registered CPUs but is not flagged"
+            );
+            ensure!(
+                v,
+                m.shard_members(sh).count() <= 64,
+                "shard {sh} over 64 CPUs"
+            );
+        }
+        let placed: usize = (0..m.nr_shards())
+            .map(|sh| m.shard_members(sh).count())
+            .sum();
+        ensure_eq!(v, placed, nr, "every CPU in exactly one shard");
+    }
+
     // The mask holds exactly the registered CPUs, and nothing at or above nr_cpu_ids.
     for cpu in NrCpuIds::<N>::full().iter() {
-        let (c, bit) = (cpu.index(), mask.test(cpu));
+        let (c, bit) = (cpu.index(), m.nohz_idle_test(cpu));
         if c >= nr {
             ensure!(v, !bit, "mask bit {c} above nr_cpu_ids");
         } else {
@@ -815,7 +838,7 @@ fn invariants<P: Policy>(s: &Sut<P>, model: &Model, v: &mut Vec<String>) {
     }
 
     // Policy-private words: Legacy's nr_cpus counts the mask; Patched has no counter.
-    let weight = mask.weight(s.nr) as u32;
+    let weight = m.nohz_idle_cpus().count() as u32;
     match pol::<P>() {
         Pol::Legacy => ensure_eq!(v, nohz.nr_cpus(), weight, "Legacy's nohz.nr_cpus"),
         Pol::Patched => ensure_eq!(v, nohz.nr_cpus(), 0, "Patched has no nr_cpus"),

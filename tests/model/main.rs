@@ -33,6 +33,7 @@ mod hostile;
 mod machine;
 mod primitives;
 mod reference;
+mod sharded_hint;
 mod state_machine;
 mod strategy;
 

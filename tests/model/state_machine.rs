@@ -8,6 +8,7 @@ use crate::reference::{
     Call, Config, Decision, Ev, Model, Outcome, PassEnd, Pol, STATS, Step, StopFacts, Wk,
 };
 use crate::strategy;
+use nohz::testing::ShardedStrict;
 use nohz::{Legacy, Patched, Policy, Scalable};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -86,6 +87,12 @@ prop_state_machine! {
     /// the same projection as Patched: its saving must be invisible.
     #[test]
     fn scalable_machine_follows_the_model(sequential STEPS => NohzSm<Scalable>);
+
+    /// Sharded with contiguous shards, ascending ILB choice and the Validated emptiness test
+    /// against the same model, under the same projection as Patched: identical observables
+    /// (spec sharded-idle.md §2.9, the strict differential).
+    #[test]
+    fn sharded_strict_machine_follows_the_model(sequential STEPS => NohzSm<ShardedStrict>);
 }
 
 /// Runs `steps` on a fresh machine and model, checking every property after each.

@@ -20,10 +20,14 @@ pub use site::*;
 // `AtomicBool` serves the `testing` feature only.
 #[cfg(not(nohz_loom))]
 #[allow(unused_imports)]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicUsize,
+};
 #[cfg(nohz_loom)]
 #[allow(unused_imports)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicUsize,
+};
 
 #[cfg(not(nohz_loom))]
 pub(crate) use core::sync::atomic::fence as raw_fence;

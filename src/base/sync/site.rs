@@ -211,7 +211,8 @@ impl Site {
 
 /// O1/O2, writer side: `nohz_balance_enter_idle`'s `smp_mb__after_atomic()` between setting
 /// this CPU's bit in `nohz.idle_cpus_mask` and storing `nohz.needs_update = 1` /
-/// `nohz.has_blocked_load = 1`.
+/// `nohz.has_blocked_load = 1`. Under `Sharded` the bit is in the CPU's shard word, and the
+/// same fence also orders it before the summary read (S1, against `NOHZ_SHARD_GC_FENCE`).
 pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
     "nohz.nohz_balance_enter_idle.mask_fence",
     Ordering::SeqCst,
@@ -271,6 +272,20 @@ pub static NOHZ_ILB_FENCE: Site = Site::fence_site(
      this pass's 0: nobody refreshes its blocked load (or folds its next_balance)",
 );
 
+/// `Sharded` only (S1): `find_new_ilb`'s GC of a shard it found flagged and empty, between
+/// clearing the shard's summary bit and re-reading its idle word (to flag it again if a CPU
+/// registered meanwhile).
+pub static NOHZ_SHARD_GC_FENCE: Site = Site::fence_site(
+    "nohz.find_new_ilb.gc_fence",
+    Ordering::SeqCst,
+    "S1 (Sharded)",
+    "nohz.nohz_balance_enter_idle.mask_fence: the enterer sets its shard bit, fences, then reads \
+     its summary bit and sets it if clear",
+    "a CPU registered in a shard whose summary bit ends clear: the GC's re-read misses the new \
+     bit while the enterer read the bit as still set from before the clear, so no kick ever \
+     looks in that shard again (a persistent false negative)",
+);
+
 /// O3, kicker side: `kick_ilb`'s `atomic_fetch_or` on the target's `nohz_flags`.
 pub static NOHZ_KICK_FETCH_OR: Site = Site::access_site(
     "nohz.kick_ilb.fetch_or",
@@ -328,6 +343,7 @@ pub static SITES: &[&Site] = &[
     &NOHZ_DEADLINE_BUMP,
     &NOHZ_DEADLINE_REFRESH,
     &NOHZ_ILB_FENCE,
+    &NOHZ_SHARD_GC_FENCE,
     &NOHZ_KICK_FETCH_OR,
     &NOHZ_CSD_FETCH_ANDNOT,
     &SCHED_DOMAINS_PUBLISH,
@@ -346,6 +362,32 @@ pub mod mutation {
 
     std::thread_local! {
         static ACTIVE: Cell<Option<(&'static str, Weakening)>> = const { Cell::new(None) };
+        static CODE: Cell<Option<CodeMutant>> = const { Cell::new(None) };
+    }
+
+    pub use crate::beyond::sharded::CodeMutant;
+
+    pub(crate) fn code_mutant_active(m: CodeMutant) -> bool {
+        CODE.with(Cell::get) == Some(m)
+    }
+
+    struct ResetCode;
+    impl Drop for ResetCode {
+        fn drop(&mut self) {
+            CODE.with(|a| a.set(None));
+        }
+    }
+
+    /// Runs `f` with the code mutant `m` active (a rejected design of the sharded idle set,
+    /// reachable in the crate's own code in loom builds only), restoring the real code
+    /// afterwards, also when `f` panics.
+    pub fn with_code_mutant<R>(m: CodeMutant, f: impl FnOnce() -> R) -> Result<R, MutationError> {
+        if CODE.with(Cell::get).is_some() || ACTIVE.with(Cell::get).is_some() {
+            return Err(MutationError::Nested);
+        }
+        CODE.with(|a| a.set(Some(m)));
+        let _reset = ResetCode;
+        Ok(f())
     }
 
     pub(super) fn active_for(site: &Site) -> Option<Weakening> {
@@ -380,7 +422,7 @@ pub mod mutation {
         if !site.weakenings().contains(&weakening) {
             return Err(MutationError::NotWeaker);
         }
-        if ACTIVE.with(Cell::get).is_some() {
+        if ACTIVE.with(Cell::get).is_some() || CODE.with(Cell::get).is_some() {
             return Err(MutationError::Nested);
         }
         ACTIVE.with(|a| a.set(Some((site.name, weakening))));

@@ -1,0 +1,171 @@
+//! T8 (spec `sharded-idle.md` §4): the `Sharded` policy's idle set on this machine's two
+//! cores, each core its own shard, against the flat mask, with the spec's controls, every
+//! variant of a target in one interleaving.
+//!
+//! - **T8a / T8b / T8d (pairs).** One interleaving of five variants, each a pair on CPU 0
+//!   while the antagonist runs the same kind of pair on CPU 1: `sticky-quiet` (the antagonist
+//!   spins on nothing shared), `sticky` (CPU 1 in the other shard), `flat` (`Scalable`: the
+//!   one idle mask), `same-shard` (`Sharded` with both CPUs in one shard: the control that
+//!   shows the gain is the layout, not the code) and `exact` (the rejected exact summary, set
+//!   on a shard's 0 -> 1 and cleared on 1 -> 0 with its fence and re-check: bench-local code,
+//!   the negative control that shows the bench would catch a summary written at transition
+//!   rate).
+//! - **T8c / T8d (the tick's test).** The due tick's "anyone tickless?" test on CPU 0
+//!   (`Machine::nohz_anyone_tickless`), about 300 ns of private work and `lfence`s around each
+//!   call (the `worked` pacing), over an empty function, while CPU 1 runs pairs of the same
+//!   design: `Hint` (bounded), `Validated` (reported: with one CPU per shard it must read the
+//!   churning shard), the flat mask and the exact summary (the negative control).
+
+use crate::common::Rig;
+use crate::report::Target;
+use crate::{BATCH_PAIRS, BATCH_WORKED, Round, pairs_on_cpu1, timed_pairs};
+use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
+use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_SHARD_GC_FENCE};
+use nohz::{CachePadded, Policy, Scalable, Sharded};
+use nohz_stress::measure::{Churn, churn};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Each core its own shard (the shipped `Hint` mode).
+pub type Sticky = Sharded<2, Contiguous<1>>;
+/// Both cores in one shard: the same code, the flat layout.
+pub type SameShard = Sharded<1, Contiguous<2>>;
+/// Each core its own shard, the `Validated` emptiness test.
+pub type StickyValidated = Sharded<2, Contiguous<1>, LowestId, Validated>;
+
+/// The rejected exact summary (spec §2.4), laid out as the sticky design: one shard word per
+/// core on a line of its own, the summary on a line of its own.
+pub struct Exact {
+    words: [CachePadded<AtomicU64>; 2],
+    summary: CachePadded<AtomicU64>,
+}
+
+impl Exact {
+    fn new() -> Arc<Self> {
+        black_box(Arc::new(Exact {
+            words: [const { CachePadded::new(AtomicU64::new(0)) }; 2],
+            summary: CachePadded::new(AtomicU64::new(0)),
+        }))
+    }
+
+    /// CPU `i` (alone in shard `i`) enters and leaves: every operation is a transition, so
+    /// the summary is set and cleared (with the fence and re-check it needs) every time.
+    #[inline(always)]
+    fn pair(&self, i: usize) {
+        let me = black_box(self);
+        if me.words[i].fetch_or(1, Relaxed) == 0 {
+            NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
+            me.summary.fetch_or(1 << i, Relaxed);
+        }
+        if me.words[i].fetch_and(!1, Relaxed) == 1 {
+            me.summary.fetch_and(!(1 << i), Relaxed);
+            NOHZ_SHARD_GC_FENCE.fence();
+            if me.words[i].load(Relaxed) != 0 {
+                me.summary.fetch_or(1 << i, Relaxed);
+            }
+        }
+    }
+
+    /// The tick's test: one load of the summary.
+    #[inline(always)]
+    fn anyone(&self) -> bool {
+        black_box(self).summary.load(Relaxed) != 0
+    }
+}
+
+/// The antagonist's nothing: CPU 1 spins without touching a shared line (the quiet variant
+/// inside a contended interleaving).
+fn nothing_on_cpu1() -> Arc<dyn Churn> {
+    churn(|| {
+        black_box(0u64);
+    })
+}
+
+fn exact_pairs_on_cpu1(e: &Arc<Exact>) -> Arc<dyn Churn> {
+    let e = Arc::clone(e);
+    churn(move || e.pair(1))
+}
+
+/// Measures and prints T8a, T8b and T8d's pair line: one interleaving of the five pairs.
+pub fn run_pairs(round: &Round<'_>, t: &Target) {
+    let [quiet, flat, same, exact] = t.checks();
+    let s = round.session;
+    let sticky = Arc::new(Rig::<Sticky>::new());
+    let scalable = Arc::new(Rig::<Scalable>::new());
+    let same_shard = Arc::new(Rig::<SameShard>::new());
+    let ex = Exact::new();
+    assert_eq!(sticky.m.nr_shards(), 2, "each core its own shard");
+    assert_eq!(same_shard.m.nr_shards(), 1, "both cores in one shard");
+    let jobs: [Arc<dyn Churn>; 5] = [
+        nothing_on_cpu1(),
+        pairs_on_cpu1(&sticky),
+        pairs_on_cpu1(&scalable),
+        pairs_on_cpu1(&same_shard),
+        exact_pairs_on_cpu1(&ex),
+    ];
+    for pacing in t.pacings() {
+        let r = s.interleave_contended(&jobs, |v| match v {
+            0 | 1 => timed_pairs(s, &sticky, pacing),
+            2 => timed_pairs(s, &scalable, pacing),
+            3 => timed_pairs(s, &same_shard, pacing),
+            _ => s.timed(BATCH_PAIRS, pacing, || ex.pair(0)),
+        });
+        let also = pacing != t.primary;
+        quiet.print_as(&r.pair(1, 0), None, pacing, also, Some(s.lost()));
+        flat.print_as(&r.pair(1, 2), None, pacing, also, None);
+        same.print_as(&r.pair(3, 2), None, pacing, also, None);
+        exact.print_as(&r.pair(4, 1), None, pacing, also, None);
+    }
+}
+
+/// The due tick's test on CPU 0 of `rig`.
+#[inline(never)]
+fn anyone<P: Policy>(rig: &Rig<P>) -> bool {
+    black_box(&*rig.m).nohz_anyone_tickless(rig.cpus[0])
+}
+
+/// The empty function the tick's test is measured against.
+#[inline(never)]
+fn empty() -> bool {
+    black_box(true)
+}
+
+/// Measures and prints T8c's lines and T8d's tick line: one interleaving of the four tests
+/// and the empty function under the same kind of churn as each.
+pub fn run_tick(round: &Round<'_>, t: &Target) {
+    let [hint, validated, flat, exact] = t.checks();
+    let s = round.session;
+    let sticky = Arc::new(Rig::<Sticky>::new());
+    let strict = Arc::new(Rig::<StickyValidated>::new());
+    let scalable = Arc::new(Rig::<Scalable>::new());
+    let ex = Exact::new();
+    // CPU 1 registered once, so that every sharded test answers from a flagged shard.
+    sticky.pair(1);
+    strict.pair(1);
+    scalable.pair(1);
+    let jobs: [Arc<dyn Churn>; 8] = [
+        pairs_on_cpu1(&sticky),
+        pairs_on_cpu1(&sticky),
+        pairs_on_cpu1(&strict),
+        pairs_on_cpu1(&strict),
+        pairs_on_cpu1(&scalable),
+        pairs_on_cpu1(&scalable),
+        exact_pairs_on_cpu1(&ex),
+        exact_pairs_on_cpu1(&ex),
+    ];
+    for pacing in t.pacings() {
+        let r = s.interleave_contended(&jobs, |v| match v {
+            0 => s.timed(BATCH_WORKED, pacing, || anyone(&sticky)),
+            2 => s.timed(BATCH_WORKED, pacing, || anyone(&strict)),
+            4 => s.timed(BATCH_WORKED, pacing, || anyone(&scalable)),
+            6 => s.timed(BATCH_WORKED, pacing, || ex.anyone()),
+            _ => s.timed(BATCH_WORKED, pacing, empty),
+        });
+        let also = pacing != t.primary;
+        hint.print_as(&r.pair(0, 1), None, pacing, also, Some(s.lost()));
+        validated.print_as(&r.pair(2, 3), None, pacing, also, None);
+        flat.print_as(&r.pair(4, 5), None, pacing, also, None);
+        exact.print_as(&r.pair(6, 7), None, pacing, also, None);
+    }
+}

@@ -1,0 +1,1102 @@
+//! Sharded idle tracking: the [`Sharded`](crate::Sharded) policy's idle set, which replaces
+//! the one flat `nohz.idle_cpus_mask` with one word per shard of at most 64 CPUs and a sticky
+//! per-shard summary on the `nohz` scalar line (no kernel counterpart; the kernel is heading
+//! this way with per-LLC nohz masks, not landed).
+//!
+//! C source: none (beyond the kernel); it replaces `nohz.idle_cpus_mask` in
+//! `kernel/sched/fair.c`'s `nohz_balance_enter_idle`, `nohz_balance_exit_idle`,
+//! `nohz_balancer_kick`, `find_new_ilb`, `_nohz_idle_balance` and `update_nohz_stats`.
+//!
+//! # Design
+//!
+//! **State, writers, readers.**
+//! - A *shard* is a fixed set of at most 64 possible CPUs, chosen at init by the policy's
+//!   [`ShardLayout`] ([`ByLlc`]: each LLC split into runs of at most `MAX` CPUs in ascending
+//!   ids; [`Contiguous`]: runs of `K` consecutive ids) or later by
+//!   [`Machine::set_shard_map`](crate::Machine::set_shard_map) while no CPU is registered. Each
+//!   CPU has one slot in one shard. Shards never change while a CPU is registered; hotplug and
+//!   domain rebuilds do not touch them.
+//! - Each shard's *idle word* (one bit per slot, on a 128-byte block of its own) is written
+//!   only by its own CPUs, each its own bit, with one RMW: `fetch_or` in
+//!   `nohz_balance_enter_idle`, `fetch_and` in `nohz_balance_exit_idle`. Nothing else writes
+//!   it. Readers: the ILB walk (every shard), `find_new_ilb` (the kicker's shard first),
+//!   `update_nohz_stats`, the `Validated` emptiness test.
+//! - The *summary* (one bit per shard, two words: at most 128 shards) sits on the `nohz` scalar
+//!   line beside `has_blocked_load`, `needs_update`, `next_balance` and `next_blocked`. It is
+//!   **sticky**: an entering CPU sets its shard's bit, after the O1/O2 fence, only if it reads
+//!   it clear (an RMW, never a store, so a neighbour's bit is never clobbered); exit never
+//!   touches it; only a scanner that finds a flagged shard empty (`find_new_ilb`) clears it:
+//!   clear, fence, re-read the shard, re-set if it is not empty. Summary writes are therefore
+//!   bounded by the kick rate, not by the idle-transition rate.
+//! - The *tables* (each shard's members and population, each CPU's shard and slot in its
+//!   runqueue's NOHZ line) are written at init and by `set_shard_map` only.
+//!
+//! **Which barrier pairs with which** (spec `sharded-idle.md` §2.6).
+//! - Enter: shard `fetch_or`, then `NOHZ_ENTER_IDLE_FENCE`, then the summary bit and the two
+//!   flags read (and set if clear). That one fence pairs with the ILB's `NOHZ_ILB_FENCE` (O1,
+//!   O2: the walk loads every shard word after its fence, word by word the flat mask's
+//!   store-buffering argument) and with the GC's `NOHZ_SHARD_GC_FENCE` (S1: either the GC's
+//!   re-read sees the new bit, or the enterer's summary read sees the clear and sets it again).
+//! - The walk is never gated by the summary: the enterer sets its summary bit after its fence,
+//!   so a walk that skipped clear shards could miss it while the enterer read the old flag
+//!   (loom `sharded::gated_walk` kills that code mutant).
+//! - Exit and every kick-side read are Relaxed: a stale bit costs a late or an extra kick,
+//!   as the kernel's unordered mask reads (O5).
+//!
+//! **Not a snapshot.** A read of several shards is not atomic as a whole, and nothing relies on
+//! it being one: each obligation is per CPU and per word.
+//!
+//! **Observable divergence** (`Hint` only). The kick's "anyone tickless?" test reads the
+//! summary alone. A stale bit (its shard emptied since the last GC) while every shard is empty
+//! sends the kick on where `Patched` returns: it may call `kick_ilb`, which with BALANCE moves
+//! `nohz.next_balance` to the next jiffy, and `find_new_ilb` then finds nobody and clears the
+//! stale bits. One extra kick attempt, at most one jiffy of delay to the next BALANCE kick, and
+//! it heals itself. [`Validated`] checks the flagged shards' words instead (ring order from the
+//! caller's shard, stopping at the first non-empty one) and has no divergence; with
+//! [`LowestId`] and contiguous shards every observable equals `Patched`'s (the differential
+//! tests in `tests/model` and the kernel-path tests).
+//!
+//! **ILB choice.** [`LowestId`]: shards ascending, slots ascending (with contiguous shards the
+//! kernel's order). [`LocalFirst`]: the kicker's own shard first, from a slot that rotates
+//! with jiffies (no written cursor), then the other flagged shards in ring order. Either way
+//! the candidate must be a housekeeping CPU, not the kicker, and pass `idle_cpu()`.
+//!
+//! **The walk** visits, after the ILB's own slot: the rest of its shard, the shards after it,
+//! the shards before it, then its own shard up to itself: with contiguous ascending shards
+//! exactly `for_each_cpu_wrap(mask, ilb + 1)`, the ILB last.
+
+use crate::cpu::{CpuId, NrCpuIds};
+use crate::sync::{AtomicU16, AtomicU32, AtomicU64, NOHZ_SHARD_GC_FENCE, Ordering::Relaxed};
+use core::fmt;
+use crossbeam_utils::CachePadded;
+
+/// Shards a summary can name: two words on the `nohz` line.
+pub const MAX_SHARDS: usize = 64 * SUMMARY_WORDS;
+
+/// Words of the summary on the `nohz` line.
+pub(crate) const SUMMARY_WORDS: usize = 2;
+
+/// CPUs a shard can hold: one 64-bit idle word.
+pub const MAX_SHARD_CPUS: usize = 64;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// How `find_new_ilb` orders its candidates under [`Sharded`](crate::Sharded). Sealed.
+pub trait IlbOrder: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// The kicker's shard first, from a rotating slot.
+    const LOCAL_FIRST: bool;
+}
+
+/// `find_new_ilb` in ascending shards and slots: the kernel's ascending ids when shards are
+/// contiguous. For the differential tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct LowestId;
+
+/// `find_new_ilb` in the kicker's shard first, from a slot that rotates with jiffies, then the
+/// other flagged shards in ring order: the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct LocalFirst;
+
+impl sealed::Sealed for LowestId {}
+impl sealed::Sealed for LocalFirst {}
+impl IlbOrder for LowestId {
+    const LOCAL_FIRST: bool = false;
+}
+impl IlbOrder for LocalFirst {
+    const LOCAL_FIRST: bool = true;
+}
+
+/// How the kick tests "is any CPU tickless?" under [`Sharded`](crate::Sharded). Sealed.
+pub trait Emptiness: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// The summary alone decides.
+    const HINT: bool;
+}
+
+/// The summary alone: one line, never written at idle-transition rate. A stale bit can cost
+/// one extra kick attempt (module docs). The default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Hint;
+
+/// The flagged shards' words, in ring order from the caller's shard, up to the first
+/// non-empty one: the kernel's exact answer, at the cost of reading shard lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Validated;
+
+impl sealed::Sealed for Hint {}
+impl sealed::Sealed for Validated {}
+impl Emptiness for Hint {
+    const HINT: bool = true;
+}
+impl Emptiness for Validated {
+    const HINT: bool = false;
+}
+
+/// Where one CPU goes when a shard map is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// CPUs with the same key fill shards of at most `cap` CPUs, in ascending ids; a key's
+    /// next shard opens when its last one is full. Shard ids follow the order in which the
+    /// ascending CPU walk opens them.
+    Group {
+        /// The group (for [`ByLlc`], the LLC leader's index).
+        key: usize,
+        /// At most this many CPUs per shard (1 to 64).
+        cap: usize,
+    },
+    /// This shard id.
+    Shard(usize),
+}
+
+/// How the possible CPUs are split into shards at init. Sealed.
+pub trait ShardLayout: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// Where `cpu` goes, from the platform's topology.
+    fn place<const N: usize, T: crate::platform::Topology<N>>(plat: &T, cpu: CpuId<N>)
+    -> Placement;
+}
+
+/// Each LLC (the platform's `llc_leader`; a CPU without one is an LLC of its own) split into
+/// shards of at most `MAX` CPUs (1 to 64) in ascending ids: the default, `MAX` 64.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ByLlc<const MAX: usize = 64>;
+
+/// Runs of `K` consecutive CPU ids (1 to 64), whatever the topology: shard `cpu / K`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Contiguous<const K: usize>;
+
+/// The layout of a flat policy: never asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct NoLayout;
+
+impl<const MAX: usize> sealed::Sealed for ByLlc<MAX> {}
+impl<const K: usize> sealed::Sealed for Contiguous<K> {}
+impl sealed::Sealed for NoLayout {}
+
+impl<const MAX: usize> ByLlc<MAX> {
+    const CAP: usize = {
+        assert!(
+            MAX >= 1 && MAX <= MAX_SHARD_CPUS,
+            "ByLlc<MAX> needs 1 <= MAX <= 64"
+        );
+        MAX
+    };
+}
+impl<const K: usize> Contiguous<K> {
+    const K: usize = {
+        assert!(
+            K >= 1 && K <= MAX_SHARD_CPUS,
+            "Contiguous<K> needs 1 <= K <= 64"
+        );
+        K
+    };
+}
+
+impl<const MAX: usize> ShardLayout for ByLlc<MAX> {
+    fn place<const N: usize, T: crate::platform::Topology<N>>(
+        plat: &T,
+        cpu: CpuId<N>,
+    ) -> Placement {
+        Placement::Group {
+            key: plat.llc_leader(cpu).unwrap_or(cpu).index(),
+            cap: Self::CAP,
+        }
+    }
+}
+impl<const K: usize> ShardLayout for Contiguous<K> {
+    fn place<const N: usize, T: crate::platform::Topology<N>>(
+        _plat: &T,
+        cpu: CpuId<N>,
+    ) -> Placement {
+        Placement::Shard(cpu.index() / Self::K)
+    }
+}
+impl ShardLayout for NoLayout {
+    fn place<const N: usize, T: crate::platform::Topology<N>>(
+        _plat: &T,
+        _cpu: CpuId<N>,
+    ) -> Placement {
+        Placement::Shard(0)
+    }
+}
+
+/// Why a shard map was refused; nothing was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardMapError {
+    /// `cpu` would need shard `shard`, beyond the machine's `capacity` (the policy's `S`).
+    TooManyShards {
+        /// The CPU that did not fit.
+        cpu: usize,
+        /// The shard it needed.
+        shard: usize,
+        /// The shards the machine has.
+        capacity: usize,
+    },
+    /// Shard `shard` would hold more than 64 CPUs; `cpu` is the 65th.
+    ShardFull {
+        /// The shard.
+        shard: usize,
+        /// The CPU that did not fit.
+        cpu: usize,
+    },
+    /// `cpu` is registered as idle: shards never change while a CPU is registered.
+    CpuRegistered {
+        /// The registered CPU.
+        cpu: usize,
+    },
+    /// The machine is not booted yet, or its policy is not sharded.
+    NotSharded,
+}
+
+impl fmt::Display for ShardMapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ShardMapError::TooManyShards {
+                cpu,
+                shard,
+                capacity,
+            } => write!(
+                f,
+                "CPU {cpu} would go to shard {shard}, but the machine has {capacity} shards"
+            ),
+            ShardMapError::ShardFull { shard, cpu } => {
+                write!(f, "shard {shard} would hold more than 64 CPUs (CPU {cpu})")
+            }
+            ShardMapError::CpuRegistered { cpu } => write!(
+                f,
+                "CPU {cpu} is registered as idle: shards never change while a CPU is registered"
+            ),
+            ShardMapError::NotSharded => {
+                write!(f, "not a booted machine of a sharded policy")
+            }
+        }
+    }
+}
+
+impl core::error::Error for ShardMapError {}
+
+/// One shard's read-only tables: its members by slot and its population (set at init).
+#[derive(Debug)]
+pub struct ShardTable {
+    members: [AtomicU16; MAX_SHARD_CPUS],
+    population: AtomicU64,
+}
+
+impl ShardTable {
+    crate::maybe_const_fn! {
+        fn new() -> Self {
+            ShardTable {
+                members: crate::sync::atomic_array!(AtomicU16::new(0); MAX_SHARD_CPUS),
+                population: AtomicU64::new(0),
+            }
+        }
+    }
+}
+
+/// The shard storage of a machine: `S` idle words, each on a block of its own, and their
+/// tables. A flat policy's is `ShardedIdle<0>`: zero bytes.
+#[derive(Debug)]
+pub struct ShardedIdle<const S: usize> {
+    words: [CachePadded<AtomicU64>; S],
+    tables: [CachePadded<ShardTable>; S],
+}
+
+/// The storage a policy's idle set keeps: sealed, implemented by [`ShardedIdle`].
+pub trait ShardSet: sealed::Sealed + fmt::Debug + Send + Sync + 'static {
+    /// An empty set (every word 0, no table filled).
+    #[cfg(not(nohz_loom))]
+    const EMPTY: Self;
+    /// An empty set (loom atomics cannot be built in `const` context).
+    #[cfg(nohz_loom)]
+    fn empty() -> Self;
+    /// The idle words, one per shard.
+    fn words(&self) -> &[CachePadded<AtomicU64>];
+    /// The tables, one per shard.
+    fn tables(&self) -> &[CachePadded<ShardTable>];
+}
+
+impl<const S: usize> sealed::Sealed for ShardedIdle<S> {}
+
+impl<const S: usize> ShardedIdle<S> {
+    const FITS: () = assert!(
+        S <= MAX_SHARDS,
+        "Sharded<S> holds at most 128 shards (a two-word summary)"
+    );
+}
+
+impl<const S: usize> ShardSet for ShardedIdle<S> {
+    // Moved out by value into the machine's constructor, never borrowed as a constant.
+    #[cfg(not(nohz_loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Self = {
+        let () = Self::FITS;
+        ShardedIdle {
+            words: [const { CachePadded::new(AtomicU64::new(0)) }; S],
+            tables: [const { CachePadded::new(ShardTable::new()) }; S],
+        }
+    };
+    #[cfg(nohz_loom)]
+    fn empty() -> Self {
+        let () = Self::FITS;
+        ShardedIdle {
+            words: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+            tables: core::array::from_fn(|_| CachePadded::new(ShardTable::new())),
+        }
+    }
+    #[inline(always)]
+    fn words(&self) -> &[CachePadded<AtomicU64>] {
+        &self.words
+    }
+    #[inline(always)]
+    fn tables(&self) -> &[CachePadded<ShardTable>] {
+        &self.tables
+    }
+}
+
+/// A CPU's place: its shard and its slot there, packed as `shard * 64 + slot` (the runqueue
+/// stores it plus one, 0 meaning none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardSlot {
+    /// The shard.
+    pub shard: usize,
+    /// The slot in it (0 to 63).
+    pub slot: usize,
+}
+
+impl ShardSlot {
+    #[inline(always)]
+    pub(crate) fn pack(self) -> u32 {
+        (self.shard * MAX_SHARD_CPUS + self.slot) as u32 + 1
+    }
+    #[inline(always)]
+    pub(crate) fn unpack(v: u32) -> Option<ShardSlot> {
+        let v = v.checked_sub(1)? as usize;
+        Some(ShardSlot {
+            shard: v / MAX_SHARD_CPUS,
+            slot: v % MAX_SHARD_CPUS,
+        })
+    }
+    #[inline(always)]
+    fn bit(self) -> u64 {
+        1 << self.slot
+    }
+}
+
+/// The code mutants the loom mutation table tries on this file (loom builds only; each is a
+/// rejected design of spec `sharded-idle.md` §2.6-§2.7, made reachable in the crate's own
+/// code). In every other build none is ever active and each test folds away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeMutant {
+    /// Enter reads (and sets) its summary bit before its fence instead of after.
+    SummaryBeforeFence,
+    /// The GC clears a stale bit and stops: no fence-and-re-read, no re-set.
+    GcNoRecheck,
+    /// The GC clears its bit with a load and a store of the whole summary word.
+    GcLoadStore,
+    /// The GC clears the next shard's bit instead of its own (the `has_idle_cores` 2021 bug).
+    GcWrongShard,
+    /// The ILB walk skips shards whose summary bit it reads clear.
+    WalkGatedBySummary,
+    /// Enter and exit update the shard word with a load and a store instead of an RMW.
+    ShardLoadStore,
+    /// Enter sets its summary bit with a blind `fetch_or` (no read first). Equivalent:
+    /// correct, but writes the `nohz` line on every registration (a cost, caught by T8f).
+    BlindSummarySet,
+    /// `find_new_ilb` GCs every flagged shard it visits, without first reading it empty.
+    /// Equivalent: the pre-read only decides which shards to clear.
+    GcNoPreRead,
+}
+
+/// Every code mutant the mutation table runs.
+pub static CODE_MUTANTS: &[CodeMutant] = &[
+    CodeMutant::SummaryBeforeFence,
+    CodeMutant::GcNoRecheck,
+    CodeMutant::GcLoadStore,
+    CodeMutant::GcWrongShard,
+    CodeMutant::WalkGatedBySummary,
+    CodeMutant::ShardLoadStore,
+    CodeMutant::BlindSummarySet,
+    CodeMutant::GcNoPreRead,
+];
+
+#[inline(always)]
+fn mutant(_m: CodeMutant) -> bool {
+    #[cfg(nohz_loom)]
+    return crate::sync::mutation::code_mutant_active(_m);
+    #[cfg(not(nohz_loom))]
+    false
+}
+
+/// A machine's sharded idle set as one view: the shard words and tables, the summary and
+/// the shard count on the `nohz` line.
+#[derive(Clone, Copy)]
+pub(crate) struct Shards<'a> {
+    pub(crate) words: &'a [CachePadded<AtomicU64>],
+    pub(crate) tables: &'a [CachePadded<ShardTable>],
+    pub(crate) summary: &'a [AtomicU64; SUMMARY_WORDS],
+    pub(crate) nr_shards: &'a AtomicU32,
+}
+
+impl<'a> Shards<'a> {
+    /// Shards in use (a read-only word after init).
+    #[inline(always)]
+    pub(crate) fn nr(&self) -> usize {
+        (self.nr_shards.load(Relaxed) as usize).min(self.words.len())
+    }
+
+    #[inline(always)]
+    fn word(&self, s: usize) -> u64 {
+        self.words[s].load(Relaxed)
+    }
+
+    #[inline(always)]
+    fn member(&self, s: usize, slot: usize) -> usize {
+        self.tables[s].members[slot].load(Relaxed) as usize
+    }
+
+    /// `nohz_balance_enter_idle`'s registration: set `at`'s bit in its shard word (Relaxed
+    /// RMW; its order against the flags comes from the fence that follows).
+    #[inline(always)]
+    pub(crate) fn set(&self, at: ShardSlot) {
+        crate::sync::shared_store();
+        let w = &self.words[at.shard];
+        if mutant(CodeMutant::ShardLoadStore) {
+            w.store(w.load(Relaxed) | at.bit(), Relaxed);
+            return;
+        }
+        w.fetch_or(at.bit(), Relaxed);
+    }
+
+    /// `nohz_balance_exit_idle`'s clear of `at`'s bit (Relaxed, no fence: O5). The summary is
+    /// left alone.
+    #[inline(always)]
+    pub(crate) fn clear(&self, at: ShardSlot) {
+        crate::sync::shared_store();
+        let w = &self.words[at.shard];
+        if mutant(CodeMutant::ShardLoadStore) {
+            w.store(w.load(Relaxed) & !at.bit(), Relaxed);
+            return;
+        }
+        w.fetch_and(!at.bit(), Relaxed);
+    }
+
+    /// `at`'s bit is set in its shard word.
+    #[inline(always)]
+    pub(crate) fn test(&self, at: ShardSlot) -> bool {
+        self.word(at.shard) & at.bit() != 0
+    }
+
+    #[inline(always)]
+    fn summary_word(&self, s: usize) -> (&AtomicU64, u64) {
+        (&self.summary[s / 64], 1 << (s % 64))
+    }
+
+    /// Shard `s` is flagged in the summary.
+    #[inline(always)]
+    pub(crate) fn flagged(&self, s: usize) -> bool {
+        let (w, bit) = self.summary_word(s);
+        w.load(Relaxed) & bit != 0
+    }
+
+    /// Enter, after its fence: flag shard `s` if the summary reads it clear (one load in the
+    /// steady state; an RMW when it sets, never a store: neighbours share the word).
+    #[inline(always)]
+    pub(crate) fn raise_summary(&self, s: usize) {
+        let (w, bit) = self.summary_word(s);
+        if mutant(CodeMutant::BlindSummarySet) || w.load(Relaxed) & bit == 0 {
+            crate::sync::shared_store();
+            w.fetch_or(bit, Relaxed);
+        }
+    }
+
+    /// Whether [`CodeMutant::SummaryBeforeFence`] is active (loom builds): enter then raises
+    /// the summary before its fence.
+    #[inline(always)]
+    pub(crate) fn summary_before_fence() -> bool {
+        mutant(CodeMutant::SummaryBeforeFence)
+    }
+
+    /// `Hint`: some shard is flagged (two loads of the `nohz` line).
+    #[inline(always)]
+    pub(crate) fn summary_any(&self) -> bool {
+        self.summary.iter().fold(0, |a, w| a | w.load(Relaxed)) != 0
+    }
+
+    /// The flagged shards in ring order from `start` (`start` first), each once.
+    fn flagged_ring(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
+        let nr = self.nr();
+        let start = if start < nr { start } else { 0 };
+        (start..nr)
+            .chain(0..start)
+            .filter(move |&s| self.flagged(s))
+    }
+
+    /// `Validated`: some flagged shard's word is non-empty, checked in ring order from
+    /// `start` up to the first non-empty one. Flagged empty shards are skipped (only
+    /// `find_new_ilb` clears them).
+    pub(crate) fn any_idle_from(&self, start: usize) -> bool {
+        if !self.summary_any() {
+            return false;
+        }
+        self.flagged_ring(start).any(|s| self.word(s) != 0)
+    }
+
+    /// The GC of a shard `find_new_ilb` found flagged and empty: clear its bit, fence
+    /// (NOHZ_SHARD_GC_FENCE), re-read the shard, and flag it again if a CPU registered there
+    /// meanwhile. Returns the word it re-read.
+    pub(crate) fn gc(&self, s: usize) -> u64 {
+        let nr = self.nr();
+        let target = if mutant(CodeMutant::GcWrongShard) && nr > 1 {
+            (s + 1) % nr
+        } else {
+            s
+        };
+        let (w, bit) = self.summary_word(target);
+        crate::sync::shared_store();
+        if mutant(CodeMutant::GcLoadStore) {
+            w.store(w.load(Relaxed) & !bit, Relaxed);
+        } else {
+            w.fetch_and(!bit, Relaxed);
+        }
+        if mutant(CodeMutant::GcNoRecheck) {
+            return 0;
+        }
+        // S1: order the clear above before the re-read below, against enter's shard RMW
+        // before its summary read (NOHZ_ENTER_IDLE_FENCE): the re-read sees the new bit, or
+        // the enterer sees this clear and flags the shard again.
+        NOHZ_SHARD_GC_FENCE.fence();
+        let again = self.word(s);
+        if again != 0 {
+            self.raise_summary(s);
+        }
+        again
+    }
+
+    /// `find_new_ilb` over the shards: the first CPU of a flagged shard (`LowestId`: shards
+    /// and slots ascending; `local_first`: the shard `home` first whether flagged or not,
+    /// from slot `rotate`, then the other flagged shards in ring order) that `accept`s; every
+    /// flagged shard found empty on the way is GC'd.
+    pub(crate) fn find(
+        &self,
+        home: Option<usize>,
+        local_first: bool,
+        rotate: usize,
+        mut accept: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        let nr = self.nr();
+        let mut visit = |s: usize, flagged: bool, rot: usize| -> Option<usize> {
+            let mut w = self.word(s);
+            if flagged && (w == 0 || mutant(CodeMutant::GcNoPreRead)) {
+                w = self.gc(s);
+            }
+            // Rotate within the shard's slots in use, so every member gets its turn.
+            let width = 64 - self.tables[s].population.load(Relaxed).leading_zeros() as usize;
+            let rot = if width == 0 { 0 } else { rot % width };
+            let high = w & (!0u64 << rot);
+            for bits in [high, w & !(!0u64 << rot)] {
+                let mut bits = bits;
+                while bits != 0 {
+                    let slot = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let cpu = self.member(s, slot);
+                    if accept(cpu) {
+                        return Some(cpu);
+                    }
+                }
+            }
+            None
+        };
+        if local_first {
+            let home = home.filter(|&h| h < nr).unwrap_or(0);
+            if nr == 0 {
+                return None;
+            }
+            if let Some(c) = visit(home, self.flagged(home), rotate) {
+                return Some(c);
+            }
+            for s in (home + 1..nr).chain(0..home) {
+                if self.flagged(s)
+                    && let Some(c) = visit(s, true, rotate)
+                {
+                    return Some(c);
+                }
+            }
+            return None;
+        }
+        for s in 0..nr {
+            if self.flagged(s)
+                && let Some(c) = visit(s, true, 0)
+            {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// The registered CPUs of the flagged shards, shards and slots ascending (the asym-packing
+    /// scan: gating it by the summary is fine, O5).
+    pub(crate) fn flagged_cpus(self) -> impl Iterator<Item = usize> + 'a {
+        (0..self.nr())
+            .filter(move |&s| self.flagged(s))
+            .flat_map(move |s| self.bits_of(s, self.word(s)))
+    }
+
+    /// Every registered CPU, shards and slots ascending, every word read (not gated).
+    pub(crate) fn all_cpus(self) -> impl Iterator<Item = usize> + 'a {
+        (0..self.nr()).flat_map(move |s| self.bits_of(s, self.word(s)))
+    }
+
+    fn bits_of(self, s: usize, w: u64) -> impl Iterator<Item = usize> + 'a {
+        let mut bits = w;
+        core::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let slot = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.member(s, slot)
+            })
+        })
+    }
+
+    /// The ILB walk from after `from` (its own CPU's place), in the two-level wrap order
+    /// (module docs), reading every shard word lazily as it reaches it: never gated by the
+    /// summary.
+    pub(crate) fn walk(&self, from: Option<ShardSlot>) -> Walk<'a> {
+        let nr = self.nr();
+        let (s0, slot0) = match from {
+            Some(at) if at.shard < nr => (at.shard, at.slot),
+            // No place (never after init): every shard from 0, as a whole.
+            _ => (nr, MAX_SHARD_CPUS - 1),
+        };
+        Walk {
+            shards: *self,
+            nr,
+            s0,
+            slot0,
+            phase: 0,
+            next: 0,
+            cur: 0,
+            bits: 0,
+        }
+    }
+}
+
+/// The ILB walk's iterator: CPU indices in the two-level wrap order.
+pub(crate) struct Walk<'a> {
+    shards: Shards<'a>,
+    nr: usize,
+    /// The ILB's shard and slot (`s0 == nr`: none).
+    s0: usize,
+    slot0: usize,
+    /// 0: the ILB's shard above its slot; 1: the other shards in ring order; 2: the ILB's
+    /// shard up to its slot; 3: done.
+    phase: u8,
+    /// Phase 1: ring steps taken.
+    next: usize,
+    cur: usize,
+    bits: u64,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if self.bits != 0 {
+                let slot = self.bits.trailing_zeros() as usize;
+                self.bits &= self.bits - 1;
+                return Some(self.shards.member(self.cur, slot));
+            }
+            match self.phase {
+                0 => {
+                    self.phase = 1;
+                    if self.s0 < self.nr {
+                        self.cur = self.s0;
+                        let above = if self.slot0 + 1 >= 64 {
+                            0
+                        } else {
+                            !0u64 << (self.slot0 + 1)
+                        };
+                        self.bits = self.shards.word(self.s0) & above;
+                    }
+                }
+                1 => {
+                    let others = if self.s0 < self.nr {
+                        self.nr - 1
+                    } else {
+                        self.nr
+                    };
+                    if self.next >= others {
+                        self.phase = 2;
+                        continue;
+                    }
+                    let s = if self.s0 < self.nr {
+                        (self.s0 + 1 + self.next) % self.nr
+                    } else {
+                        self.next
+                    };
+                    self.next += 1;
+                    if mutant(CodeMutant::WalkGatedBySummary) && !self.shards.flagged(s) {
+                        continue;
+                    }
+                    self.cur = s;
+                    self.bits = self.shards.word(s);
+                }
+                2 => {
+                    self.phase = 3;
+                    if self.s0 < self.nr {
+                        self.cur = self.s0;
+                        let upto = if self.slot0 + 1 >= 64 {
+                            !0
+                        } else {
+                            (1u64 << (self.slot0 + 1)) - 1
+                        };
+                        self.bits = self.shards.word(self.s0) & upto;
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// Plans a shard map over the `nr` CPUs from `place`, calling `put(cpu, at)` for each CPU in
+/// ascending order, after checking the whole plan against the capacity `s` (at most 128) and
+/// the 64-CPU cap: nothing is `put` if the plan is refused. Returns the shard count. No heap:
+/// the bookkeeping is two arrays of [`MAX_SHARDS`] entries on the stack.
+pub(crate) fn plan<const N: usize>(
+    nr: NrCpuIds<N>,
+    s: usize,
+    place: impl Fn(CpuId<N>) -> Placement,
+    mut put: impl FnMut(CpuId<N>, ShardSlot),
+) -> Result<usize, ShardMapError> {
+    let cap_total = s.min(MAX_SHARDS);
+    let run = |put: &mut dyn FnMut(CpuId<N>, ShardSlot)| -> Result<usize, ShardMapError> {
+        // Each shard's population so far, and the group key that opened it (plus one; 0: a
+        // shard named directly).
+        let mut pop = [0u8; MAX_SHARDS];
+        let mut key_of = [0usize; MAX_SHARDS];
+        let mut n = 0usize;
+        for cpu in nr.iter() {
+            let shard = match place(cpu) {
+                Placement::Shard(sh) => sh,
+                Placement::Group { key, cap } => {
+                    let cap = cap.clamp(1, MAX_SHARD_CPUS);
+                    // The group's latest shard, if it has room.
+                    match (0..n).rev().find(|&t| key_of[t] == key + 1) {
+                        Some(t) if (pop[t] as usize) < cap => t,
+                        _ => n,
+                    }
+                }
+            };
+            if shard >= cap_total {
+                return Err(ShardMapError::TooManyShards {
+                    cpu: cpu.index(),
+                    shard,
+                    capacity: s,
+                });
+            }
+            if pop[shard] as usize >= MAX_SHARD_CPUS {
+                return Err(ShardMapError::ShardFull {
+                    shard,
+                    cpu: cpu.index(),
+                });
+            }
+            if let Placement::Group { key, .. } = place(cpu)
+                && shard == n
+            {
+                key_of[shard] = key + 1;
+            }
+            put(
+                cpu,
+                ShardSlot {
+                    shard,
+                    slot: pop[shard] as usize,
+                },
+            );
+            pop[shard] += 1;
+            n = n.max(shard + 1);
+        }
+        Ok(n)
+    };
+    run(&mut |_, _| {})?;
+    run(&mut put)
+}
+
+impl<'a> Shards<'a> {
+    /// Writes a planned map's tables (the caller guarantees no CPU is registered and no other
+    /// map is being written): every population cleared, then each CPU's slot.
+    pub(crate) fn reset_tables(&self) {
+        for t in self.tables {
+            t.population.store(0, Relaxed);
+        }
+    }
+
+    /// Records `cpu` at `at` in the tables.
+    pub(crate) fn put(&self, cpu: usize, at: ShardSlot) {
+        let t = &self.tables[at.shard];
+        t.members[at.slot].store(cpu as u16, Relaxed);
+        t.population
+            .store(t.population.load(Relaxed) | at.bit(), Relaxed);
+    }
+
+    /// Shard `s`'s members, slots ascending.
+    pub(crate) fn members(self, s: usize) -> impl Iterator<Item = usize> + 'a {
+        let pop = self.tables.get(s).map_or(0, |t| t.population.load(Relaxed));
+        self.bits_of(s, pop)
+    }
+}
+
+impl<P: crate::Policy, const N: usize, const W: usize> crate::Machine<P, N, W> {
+    /// `cpu` is registered as idle (in `nohz.idle_cpus_mask`, or under `Sharded` in its
+    /// shard's word): `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` for every policy.
+    #[doc(alias = "cpumask_test_cpu")]
+    #[inline]
+    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
+        self.fair.nohz_idle_test(cpu)
+    }
+
+    /// The registered CPUs (`for_each_cpu(cpu, nohz.idle_cpus_mask)` for every policy):
+    /// ascending for a flat policy, shards and slots ascending under `Sharded`. Not a
+    /// snapshot.
+    pub fn nohz_idle_cpus(&self) -> impl Iterator<Item = CpuId<N>> + '_ {
+        self.fair.nohz_idle_cpus(self.nr_cpu_ids())
+    }
+
+    /// The busy tick's "is any CPU tickless?" test as `cpu`'s `nohz_balancer_kick` makes it
+    /// once balancing is due (`!cpumask_empty(nohz.idle_cpus_mask)`; `Legacy`: `nohz.nr_cpus`;
+    /// `Sharded`: the summary (`Hint`) or the flagged shards' words from `cpu`'s shard
+    /// (`Validated`)). Side-effect free; for tests and the benches' T8c.
+    #[inline]
+    pub fn nohz_anyone_tickless(&self, cpu: CpuId<N>) -> bool {
+        !self.fair.nobody_tickless(&self.cpus, cpu)
+    }
+
+    /// `Sharded`: `cpu`'s shard and slot (`None` for a flat policy or before init).
+    #[inline]
+    pub fn shard_slot(&self, cpu: CpuId<N>) -> Option<ShardSlot> {
+        self.fair.shard_slot(cpu)
+    }
+
+    /// `Sharded`: the shards in use (0 for a flat policy or before init).
+    #[inline]
+    pub fn nr_shards(&self) -> usize {
+        self.fair.nr_shards()
+    }
+
+    /// `Sharded`: shard `s` is flagged in the summary (it may hold a registered CPU).
+    #[inline]
+    pub fn shard_flagged(&self, s: usize) -> bool {
+        self.fair.shard_flagged(s)
+    }
+
+    /// `Sharded`: shard `s`'s idle word (bit `slot` set: that slot's CPU is registered).
+    #[inline]
+    pub fn shard_word(&self, s: usize) -> u64 {
+        self.fair.shard_word(s)
+    }
+
+    /// `Sharded`: shard `s`'s members, slots ascending.
+    pub fn shard_members(&self, s: usize) -> impl Iterator<Item = CpuId<N>> + '_ {
+        self.fair.shard_members(self.nr_cpu_ids(), s)
+    }
+
+    /// `Sharded`: replaces the shard map built at init with an explicit one, `shard_of(cpu)`
+    /// naming each CPU's shard (slots follow ascending ids within a shard; shard ids need not
+    /// be dense). Refused, changing nothing, before init or for a flat policy, while any CPU
+    /// is registered as idle (shards never change while a CPU is registered), for a shard id
+    /// at or above the policy's `S`, or for a shard of more than 64 CPUs.
+    ///
+    /// Call it at boot, before the CPUs start idling, or with every CPU quiesced: nothing
+    /// stops a CPU from registering while the map is rewritten.
+    pub fn set_shard_map(&self, shard_of: impl Fn(CpuId<N>) -> usize) -> Result<(), ShardMapError> {
+        self.fair
+            .build_shards(self.nr_cpu_ids(), |c| Placement::Shard(shard_of(c)))
+    }
+}
+
+#[cfg(all(test, not(nohz_loom)))]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::testing::World;
+    use crate::{CpuMask, InitError, Jiffies, Sharded, TopologyError};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn shards_of<P: crate::Policy, const N: usize>(w: &World<P, N>) -> Vec<Vec<usize>> {
+        (0..w.m.nr_shards())
+            .map(|s| w.m.shard_members(s).map(CpuId::index).collect())
+            .collect()
+    }
+
+    #[test]
+    fn init_splits_each_llc_at_max_in_topology_order() {
+        let w = World::<Sharded<8, ByLlc<4>>, 10>::unbooted(10, Jiffies::new(0));
+        w.p.set_llc_size(5);
+        w.m.init(10, 0, &*w.p).unwrap();
+        assert_eq!(
+            shards_of(&w),
+            [vec![0, 1, 2, 3], vec![4], vec![5, 6, 7, 8], vec![9]]
+        );
+        let at = w.m.shard_slot(w.cpu(7)).unwrap();
+        assert_eq!((at.shard, at.slot), (2, 2));
+        // A rebuild with another topology leaves the shards alone.
+        w.p.set_llc_size(2);
+        w.rebuild();
+        assert_eq!(shards_of(&w)[0], [0, 1, 2, 3]);
+        // A flat policy has none.
+        assert_eq!(World::<crate::Patched>::new(4).m.nr_shards(), 0);
+    }
+
+    #[test]
+    fn a_map_that_does_not_fit_is_refused_with_a_clear_error() {
+        let w = World::<Sharded<2, Contiguous<1>>, 3>::unbooted(3, Jiffies::new(0));
+        let e = w.m.init(3, 0, &*w.p).unwrap_err();
+        let want = ShardMapError::TooManyShards {
+            cpu: 2,
+            shard: 2,
+            capacity: 2,
+        };
+        assert_eq!(e, InitError::Topology(TopologyError::Shards(want)));
+        assert_eq!(w.m.nr_cpu_ids().get(), 0, "init changed nothing");
+        assert!(std::format!("{e}").contains("shard 2"));
+
+        // More than 64 CPUs in one shard.
+        let w = World::<Sharded<2, Contiguous<64>>, 72, 2>::booted(70, Jiffies::new(0));
+        assert_eq!(
+            w.m.set_shard_map(|_| 0),
+            Err(ShardMapError::ShardFull { shard: 0, cpu: 64 })
+        );
+        assert_eq!(w.m.shard_members(1).count(), 6, "the old map stands");
+        // Not while a CPU is registered; any map once none is.
+        w.enter(5);
+        assert_eq!(
+            w.m.set_shard_map(|c| c.index() % 2),
+            Err(ShardMapError::CpuRegistered { cpu: 5 })
+        );
+        w.busy(5, 1);
+        w.m.nohz_balance_exit_idle(w.cpu(5), &*w.p);
+        w.m.set_shard_map(|c| c.index() % 2).unwrap();
+        assert_eq!(w.m.shard_members(1).count(), 35);
+        // A flat machine has no shards to map.
+        let flat = World::<crate::Patched>::booted(2, Jiffies::new(0));
+        assert_eq!(flat.m.set_shard_map(|_| 0), Err(ShardMapError::NotSharded));
+    }
+
+    /// The two-level wrap walk over contiguous shards is the flat `for_each_cpu_wrap(ilb + 1)`,
+    /// for every set of registered CPUs, every ILB and every shard size.
+    fn walk_matches_flat<const K: usize>() {
+        let w = World::<Sharded<8, Contiguous<K>>, 8>::booted(8, Jiffies::new(0));
+        let nr = w.m.nr_cpu_ids();
+        let view = w.m.fair.shards();
+        for bits in 0u32..256 {
+            let flat = CpuMask::<1>::new();
+            for cpu in nr.iter() {
+                let at = w.m.shard_slot(cpu).unwrap();
+                if bits & (1 << cpu.index()) != 0 {
+                    flat.set(cpu);
+                    view.set(at);
+                } else {
+                    view.clear(at);
+                }
+            }
+            for ilb in nr.iter() {
+                let want: Vec<usize> = flat.iter_wrap_after(ilb, nr).map(CpuId::index).collect();
+                let got: Vec<usize> = view.walk(w.m.shard_slot(ilb)).collect();
+                assert_eq!(got, want, "K {K}, mask {bits:#x}, ilb {}", ilb.index());
+            }
+        }
+    }
+
+    #[test]
+    fn the_walk_over_contiguous_shards_is_for_each_cpu_wrap() {
+        walk_matches_flat::<1>();
+        walk_matches_flat::<2>();
+        walk_matches_flat::<3>();
+        walk_matches_flat::<8>();
+    }
+
+    /// Over random shard maps, the walk visits each registered CPU once, the ILB last.
+    #[test]
+    fn over_random_maps_the_walk_visits_each_cpu_once_the_ilb_last() {
+        let w = World::<Sharded<16, Contiguous<1>>, 16>::booted(16, Jiffies::new(0));
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..300 {
+            let map: Vec<usize> = (0..16).map(|_| (next() % 5) as usize).collect();
+            w.m.set_shard_map(|c| map[c.index()]).unwrap();
+            let view = w.m.fair.shards();
+            let bits = next() as u16;
+            for cpu in w.m.nr_cpu_ids().iter() {
+                if bits & (1 << cpu.index()) != 0 {
+                    view.set(w.m.shard_slot(cpu).unwrap());
+                }
+            }
+            for ilb in w.m.nr_cpu_ids().iter() {
+                let got: Vec<usize> = view.walk(w.m.shard_slot(ilb)).collect();
+                let mut sorted = got.clone();
+                sorted.sort_unstable();
+                let want: Vec<usize> = (0..16).filter(|c| bits & (1 << c) != 0).collect();
+                assert_eq!(sorted, want, "each registered CPU once ({map:?})");
+                if bits & (1 << ilb.index()) != 0 {
+                    assert_eq!(got.last(), Some(&ilb.index()), "the ILB last");
+                }
+            }
+            for cpu in w.m.nr_cpu_ids().iter() {
+                view.clear(w.m.shard_slot(cpu).unwrap());
+            }
+        }
+    }
+
+    /// With three shards, the GC of a stale shard clears that shard's bit and no other.
+    #[test]
+    fn the_gc_clears_exactly_the_stale_shard() {
+        let w = World::<Sharded<3, Contiguous<2>, LowestId>, 6>::new(6);
+        for c in [0, 2, 4] {
+            w.enter(c);
+        }
+        w.busy(0, 1);
+        w.m.nohz_balance_exit_idle(w.cpu(0), &*w.p);
+        assert!(w.m.shard_flagged(0) && w.m.shard_word(0) == 0, "stale");
+        // CPU 1 (shard 0) asks: shard 0 is GC'd on the way to CPU 2.
+        assert_eq!(w.m.find_new_ilb(w.cpu(1)), Some(w.cpu(2)));
+        assert_eq!([0, 1, 2].map(|s| w.m.shard_flagged(s)), [false, true, true]);
+    }
+
+    /// `LocalFirst` looks in the kicker's shard first and rotates its start slot with
+    /// jiffies: over 64 jiffies with every other CPU of the shard idle, no CPU is picked more
+    /// than twice the mean.
+    #[test]
+    fn local_first_prefers_the_kickers_shard_and_spreads_the_duty() {
+        let w = World::<Sharded<2, Contiguous<8>>, 16, 1>::new(16);
+        for c in 1..16 {
+            w.enter(c);
+        }
+        w.busy(0, 2);
+        let mut picks = [0u32; 16];
+        for j in 0..64 {
+            let ilb =
+                w.m.fair
+                    .find_new_ilb_at(&w.m.cpus, w.cpu(0), Jiffies::new(j));
+            let ilb = ilb.unwrap().index();
+            assert!(ilb < 8, "the kicker's own shard first");
+            picks[ilb] += 1;
+        }
+        let mean = 64.0 / 7.0;
+        assert!(
+            picks[1..8].iter().all(|&n| f64::from(n) <= 2.0 * mean),
+            "{picks:?}"
+        );
+        // A kicker in the other shard picks there.
+        w.busy(9, 2);
+        let ilb =
+            w.m.fair
+                .find_new_ilb_at(&w.m.cpus, w.cpu(9), Jiffies::new(3));
+        assert!(ilb.unwrap().index() >= 8);
+    }
+}
