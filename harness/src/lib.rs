@@ -9,3 +9,4 @@ pub mod measure;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod soak;

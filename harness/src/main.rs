@@ -5,7 +5,7 @@ use clap::{Parser, ValueEnum};
 use nohz::{Legacy, Patched, Scalable};
 use nohz_stress::report::{Report, compare};
 use nohz_stress::scenario::{RunConfig, RunStats, Scenario, core_count, run};
-use nohz_stress::sim::{CAP, Faults};
+use nohz_stress::sim::{CAP, Faults, Plant};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -33,6 +33,8 @@ enum ScenarioArg {
     Churn,
     /// Seed 003: irq-time accounting beside the nohz line.
     Irqtime,
+    /// The soak: every kernel path on a virtual clock, faults and invariant checks.
+    Soak,
 }
 
 /// Stress-run the nohz crate on host threads pinned to cores, Patched against Legacy.
@@ -77,10 +79,54 @@ struct Cli {
     #[arg(long)]
     json: bool,
 
+    /// `soak`: stop after this many idle transitions (all CPUs) instead of after --seconds.
+    #[arg(long, value_parser = parse_count)]
+    transitions: Option<u64>,
+
+    /// Plant a bug the invariant checks must catch: `hotplug-order` (the hotplug fix
+    /// reverted), `csd-leak` (a csd never released), `ilb-fence` (the ILB pass's fence
+    /// removed; probe builds only: RUSTFLAGS='--cfg nohz_probe').
+    #[arg(long, value_enum, default_value_t = PlantArg::None)]
+    plant: PlantArg,
+
     /// Exit with status 1 if any Patched (or Scalable) run shows an invariant violation, a
     /// warning or an invisible idle tick.
     #[arg(long)]
     check: bool,
+}
+
+/// A bug to plant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PlantArg {
+    /// Nothing: the crate as it is.
+    None,
+    /// The hotplug fix reverted: the active bit cleared after the grace period.
+    HotplugOrder,
+    /// The kick's handler never frees the csd.
+    CsdLeak,
+    /// The ILB pass's fence removed (probe builds only).
+    IlbFence,
+}
+
+impl PlantArg {
+    fn plant(self) -> Plant {
+        match self {
+            PlantArg::None => Plant::None,
+            PlantArg::HotplugOrder => Plant::HotplugOrder,
+            PlantArg::CsdLeak => Plant::CsdLeak,
+            PlantArg::IlbFence => Plant::IlbFence,
+        }
+    }
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a count (1000000 or 1e6)"))?;
+    if !v.is_finite() || v < 1.0 || v > 1e15 {
+        return Err(format!("a count from 1 to 1e15, got {s}"));
+    }
+    Ok(v as u64)
 }
 
 fn parse_cpus(s: &str) -> Result<usize, String> {
@@ -145,6 +191,7 @@ fn main() -> ExitCode {
         ScenarioArg::Visibility => vec![Scenario::Visibility],
         ScenarioArg::Churn => vec![Scenario::Churn],
         ScenarioArg::Irqtime => vec![Scenario::Irqtime],
+        ScenarioArg::Soak => vec![Scenario::Soak],
     };
     let cores = core_count();
     for s in &scenarios {
@@ -182,13 +229,10 @@ fn main() -> ExitCode {
     let mut done = 0;
     for &scenario in &scenarios {
         let cpus = cli.cpus.unwrap_or(scenario.default_cpus(cores));
-        let cfg = RunConfig {
-            scenario,
-            cpus,
-            seconds: cli.seconds,
-            faults,
-            pin: !cli.no_pin,
-        };
+        let mut cfg = RunConfig::new(scenario, cpus, cli.seconds, faults, !cli.no_pin);
+        cfg.transitions = cli.transitions;
+        cfg.plant = cli.plant.plant();
+        cfg.progress = true;
         let mut discarded_runs: Vec<RunStats> = Vec::new();
         if cpus > cores {
             report.notes.push(format!(
