@@ -181,6 +181,47 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// A run of `scenario` under `policy` that measured nothing (every count 0, no metric):
+    /// what the report's tests build their runs from.
+    pub fn empty(scenario: &'static str, policy: &'static str) -> Self {
+        RunStats {
+            scenario,
+            policy,
+            logical_cpus: 0,
+            pinned: false,
+            gated: true,
+            descheduled: false,
+            seconds: 0.0,
+            idle_transitions: 0,
+            transitions: 0,
+            kicks_sent: 0,
+            ipis_delivered: 0,
+            ilb_passes: 0,
+            tasks_completed: 0,
+            invisible_idle_ticks: 0,
+            invariant_violations: 0,
+            warnings: 0,
+            hotplug_cycles: 0,
+            hotplug_refused: 0,
+            hotplug_checks: 0,
+            tasks_per_sec: None,
+            burst_ms: None,
+            pulled_to_nohz_full: None,
+            idle_transitions_per_sec: None,
+            pair_ns: None,
+            irq_ns_per_call: None,
+            transitions_per_sec: None,
+            virtual_seconds: None,
+            faults_injected: 0,
+            checks: 0,
+            snapshots: 0,
+            snapshots_skipped: 0,
+            plant: "none",
+            first_violation: None,
+            violation_after_transitions: None,
+        }
+    }
+
     /// Under `Patched` these must all be zero.
     pub fn patched_failures(&self) -> u64 {
         self.invisible_idle_ticks + self.invariant_violations + self.warnings
@@ -487,7 +528,9 @@ fn irqtime<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String
     let secs = cfg.seconds;
     let start = Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let results: Vec<(Option<f64>, ThreadUsage, bool)> = std::thread::scope(|s| {
+    // Per thread: ns per irq call (even CPUs) or per enter/exit pair (odd), clocks, pinned.
+    type Thread = (Result<f64, f64>, ThreadUsage, bool);
+    let results: Vec<Thread> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..n)
             .map(|i| {
                 let core = (cfg.pin && !cores.is_empty()).then(|| cores[i % cores.len()]);
@@ -497,23 +540,29 @@ fn irqtime<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String
                     if i % 2 == 0 {
                         let (ns, u) = sim.irq_stream_thread(i, Duration::from_secs_f64(secs));
                         stop.store(true, Relaxed);
-                        (Some(ns), u, pinned)
+                        (Ok(ns), u, pinned)
                     } else {
-                        let (_, u) = sim.pair_thread_until(i, stop);
-                        (None, u, pinned)
+                        let (ns, u) = sim.pair_thread_until(i, stop);
+                        (Err(ns), u, pinned)
                     }
                 })
             })
             .collect();
         hs.into_iter()
-            .map(|h| h.join().unwrap_or((None, ThreadUsage::default(), false)))
+            .map(|h| {
+                h.join()
+                    .unwrap_or((Err(f64::NAN), ThreadUsage::default(), false))
+            })
             .collect()
     });
     let usage: Vec<ThreadUsage> = results.iter().map(|(_, u, _)| *u).collect();
-    let ns: Vec<f64> = results.iter().filter_map(|(ns, _, _)| *ns).collect();
+    let irq: Vec<f64> = results.iter().filter_map(|(r, _, _)| r.ok()).collect();
+    let pairs: Vec<f64> = results.iter().filter_map(|(r, _, _)| r.err()).collect();
     let pinned = cfg.pin && results.iter().all(|(_, _, p)| *p);
     let mut st = base_stats(&*sim, cfg, pinned, &usage, start.elapsed().as_secs_f64());
-    st.irq_ns_per_call = median(&ns);
+    st.irq_ns_per_call = median(&irq);
+    // The enter/exit pairs writing the nohz line meanwhile (the stream's neighbours).
+    st.pair_ns = median(&pairs);
     Ok(st)
 }
 

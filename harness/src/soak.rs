@@ -254,7 +254,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     pub(crate) fn soak_idle_state(&self, cpu: Cpu) {
         let i = cpu.index();
         let c = &self.cpus[i];
-        if c.idle_entries.load(Relaxed) % 8 == 0 {
+        if c.idle_entries.load(Relaxed).is_multiple_of(8) {
             self.snapshot_check(i);
         }
         let mut spins = 0u32;
