@@ -1,8 +1,6 @@
 //! The verdict logic and the report's JSON shape, on runs built by hand (no timing).
 
-use nohz_stress::report::{
-    EXIT_INCONCLUSIVE, EXIT_VIOLATION, MIN_KEPT, Report, Verdict, compare,
-};
+use nohz_stress::report::{EXIT_INCONCLUSIVE, EXIT_VIOLATION, MIN_KEPT, Report, Verdict, compare};
 use nohz_stress::scenario::RunStats;
 
 fn churn(policy: &'static str, per_sec: f64) -> RunStats {
