@@ -932,14 +932,15 @@ impl<P: Policy, const HZ: u32> CpuState<CAP> for Sim<P, HZ> {
         let rq = self.m.rq(cpu);
         rq.set_curr_is_idle(true);
         self.sync_rq(i, 0, true);
-        c.need_resched.store(false, Relaxed);
+        // A reschedule already pending (a wakeup, the run's stop) waits for the idle pass.
+        let pending = c.need_resched.swap(false, Relaxed);
         c.grace_wait.store(true, Relaxed);
         self.m.do_idle(cpu, self);
         if c.grace_wait.swap(false, Relaxed) {
             // The idle loop ended before its idle state (the run is stopping): wait here.
             self.grace_period(me);
         }
-        c.need_resched.store(false, Relaxed);
+        c.need_resched.store(pending || self.stopping(), Relaxed);
         // The hotplug thread runs again.
         rq.set_curr_is_idle(false);
         self.sync_rq(i, 0, false);
@@ -951,7 +952,12 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     fn host_idle_state(&self, cpu: Cpu) {
         let c = &self.cpus[cpu.index()];
         loop {
-            if c.need_resched.load(Relaxed) || self.stopping() {
+            if c.need_resched.load(Relaxed) {
+                return;
+            }
+            if self.stopping() {
+                // The run's end reschedules: the idle loop returns.
+                c.need_resched.store(true, Relaxed);
                 return;
             }
             let now = self.now_ns();

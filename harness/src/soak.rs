@@ -259,7 +259,12 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         }
         let mut spins = 0u32;
         loop {
-            if c.need_resched.load(Relaxed) || self.stopping() {
+            if c.need_resched.load(Relaxed) {
+                return;
+            }
+            if self.stopping() {
+                // The run's end reschedules: the idle loop returns.
+                c.need_resched.store(true, Relaxed);
                 return;
             }
             let now = self.now_ns();
