@@ -6,6 +6,8 @@
 //! the `nohz-stress` binary is the command line.
 
 pub mod measure;
+pub mod plot;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod soak;

@@ -1,19 +1,25 @@
-//! `nohz-stress`: run the `nohz` crate on pinned host threads and compare `Patched` with
-//! `Legacy`. With no arguments: every scenario, both policies interleaved, 5 runs each.
+//! `nohz-stress`: run the `nohz` crate on pinned host threads and compare policies. With no
+//! arguments: every measuring scenario, `Legacy` and `Patched` interleaved, 5 runs each.
 
 use clap::{Parser, ValueEnum};
 use nohz::{Legacy, Patched, Scalable};
-use nohz_stress::report::{Report, compare};
+use nohz_stress::measure::interleave_many;
+use nohz_stress::report::{
+    EXIT_INCONCLUSIVE, EXIT_USAGE, EXIT_VIOLATION, MIN_KEPT, Report, compare,
+};
 use nohz_stress::scenario::{RunConfig, RunStats, Scenario, core_count, run};
-use nohz_stress::sim::{CAP, Faults};
-use std::io::Write;
+use nohz_stress::sim::{CAP, Faults, Plant};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Which policies to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum PolicyArg {
-    /// Both, interleaved, with a comparison.
+    /// Legacy and Patched, interleaved, with Patched's ratio to Legacy.
     Both,
+    /// Legacy, Patched and Scalable, interleaved, with each one's ratio to Legacy.
+    All,
     /// The kernel with the seeds applied.
     Patched,
     /// The kernel before the seeds.
@@ -22,10 +28,41 @@ enum PolicyArg {
     Scalable,
 }
 
+/// A policy a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pol {
+    Legacy,
+    Patched,
+    Scalable,
+}
+
+impl Pol {
+    fn name(self) -> &'static str {
+        match self {
+            Pol::Legacy => "legacy",
+            Pol::Patched => "patched",
+            Pol::Scalable => "scalable",
+        }
+    }
+}
+
+impl PolicyArg {
+    /// The policies, baseline (Legacy) first when there is a comparison.
+    fn policies(self) -> Vec<Pol> {
+        match self {
+            PolicyArg::Both => vec![Pol::Legacy, Pol::Patched],
+            PolicyArg::All => vec![Pol::Legacy, Pol::Patched, Pol::Scalable],
+            PolicyArg::Patched => vec![Pol::Patched],
+            PolicyArg::Legacy => vec![Pol::Legacy],
+            PolicyArg::Scalable => vec![Pol::Scalable],
+        }
+    }
+}
+
 /// Which scenarios to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ScenarioArg {
-    /// All three.
+    /// The three measuring scenarios (not the soak).
     All,
     /// Seed 001: idle NO_HZ_FULL CPUs visible to the idle balancer.
     Visibility,
@@ -33,22 +70,57 @@ enum ScenarioArg {
     Churn,
     /// Seed 003: irq-time accounting beside the nohz line.
     Irqtime,
+    /// The soak: every kernel path on a virtual clock, faults and invariant checks.
+    Soak,
 }
 
-/// Stress-run the nohz crate on host threads pinned to cores, Patched against Legacy.
+/// A bug to plant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PlantArg {
+    /// Nothing: the crate as it is.
+    None,
+    /// The hotplug fix reverted: the active bit cleared after the grace period.
+    HotplugOrder,
+    /// The kick's handler never frees the csd.
+    CsdLeak,
+    /// The ILB pass's fence removed (probe builds only).
+    IlbFence,
+}
+
+impl PlantArg {
+    fn plant(self) -> Plant {
+        match self {
+            PlantArg::None => Plant::None,
+            PlantArg::HotplugOrder => Plant::HotplugOrder,
+            PlantArg::CsdLeak => Plant::CsdLeak,
+            PlantArg::IlbFence => Plant::IlbFence,
+        }
+    }
+}
+
+const AFTER_HELP: &str = "\
+Exit status:
+  0  done (with --check: no violation; with --strict: no violation, nothing inconclusive)
+  1  --check or --strict: an invariant violation, crate warning or invisible idle tick under a
+     policy other than legacy
+  2  bad usage (a flag's value, too few CPUs for a scenario, a failed run)
+  3  --strict only: a comparison was inconclusive (fewer than 3 kept runs of a policy)";
+
+/// Stress-run the nohz crate on host threads pinned to cores, comparing policies, or soak it.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None)]
+#[command(version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     /// Scenario to run.
     #[arg(long, value_enum, default_value_t = ScenarioArg::All)]
     scenario: ScenarioArg,
 
-    /// Policy to run; `both` interleaves them and prints the comparison.
+    /// Policies to run; `both` and `all` interleave them and compare each with legacy.
     #[arg(long, value_enum, default_value_t = PolicyArg::Both)]
     policy: PolicyArg,
 
-    /// Logical CPUs (default: 4 for visibility, the number of cores for churn and irqtime).
-    /// More than the cores is allowed: threads are pinned round-robin and the report says so.
+    /// Logical CPUs, at most 768 (the harness's capacity, `CAP` in harness/src/sim.rs).
+    /// Default: 4 for visibility, the number of cores for the others. More than the cores is
+    /// allowed: threads are pinned round-robin and the descheduling gate is off.
     #[arg(long, value_parser = parse_cpus)]
     cpus: Option<usize>,
 
@@ -56,7 +128,7 @@ struct Cli {
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
     seconds: f64,
 
-    /// Runs per policy (interleaved A B A B ...).
+    /// Runs per policy (interleaved L P S L P S ...); a comparison needs 3 kept runs a side.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
 
@@ -73,14 +145,53 @@ struct Cli {
     #[arg(long)]
     no_pin: bool,
 
+    /// `soak`: stop after this many idle transitions (all CPUs; 1e8 works) instead of after
+    /// --seconds.
+    #[arg(long, value_parser = parse_count)]
+    transitions: Option<u64>,
+
+    /// Plant a bug the invariant checks must catch: `hotplug-order` (the hotplug fix
+    /// reverted), `csd-leak` (a csd never released), `ilb-fence` (the ILB pass's fence
+    /// removed; probe builds only: RUSTFLAGS='--cfg nohz_probe').
+    #[arg(long, value_enum, default_value_t = PlantArg::None)]
+    plant: PlantArg,
+
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
 
-    /// Exit with status 1 if any Patched (or Scalable) run shows an invariant violation, a
-    /// warning or an invisible idle tick.
+    /// Also write the JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+
+    /// Write one CSV row per run to FILE.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<std::path::PathBuf>,
+
+    /// Draw every kept run as a point per policy, medians marked, per scenario and metric,
+    /// into FILE (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
+
+    /// Exit with status 1 if any run of a policy other than legacy shows an invariant
+    /// violation, a warning or an invisible idle tick. Inconclusive comparisons do not fail.
     #[arg(long)]
     check: bool,
+
+    /// `--check`, and also exit with status 3 if a comparison is inconclusive (too few kept
+    /// runs). Needs --runs 3 or more.
+    #[arg(long)]
+    strict: bool,
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a count (1000000 or 1e6)"))?;
+    if !v.is_finite() || !(1.0..=1e15).contains(&v) {
+        return Err(format!("a count from 1 to 1e15, got {s}"));
+    }
+    Ok(v as u64)
 }
 
 fn parse_cpus(s: &str) -> Result<usize, String> {
@@ -90,7 +201,8 @@ fn parse_cpus(s: &str) -> Result<usize, String> {
     }
     if n > CAP {
         return Err(format!(
-            "{n} CPUs requested, but the harness is built for at most {CAP}"
+            "{n} CPUs requested, but the harness is built for at most {CAP}: raise `CAP` in \
+             harness/src/sim.rs (a multiple of 64; the crate itself takes up to 8192)"
         ));
     }
     Ok(n)
@@ -116,26 +228,30 @@ fn parse_hz(s: &str) -> Result<u32, String> {
     }
 }
 
-fn run_scalable(cfg: &RunConfig, hz: u32) -> Result<RunStats, String> {
-    match hz {
-        100 => run::<Scalable, 100>(cfg),
-        250 => run::<Scalable, 250>(cfg),
-        300 => run::<Scalable, 300>(cfg),
-        _ => run::<Scalable, 1000>(cfg),
+fn run_one(cfg: &RunConfig, pol: Pol, hz: u32) -> Result<RunStats, String> {
+    match (pol, hz) {
+        (Pol::Patched, 100) => run::<Patched, 100>(cfg),
+        (Pol::Patched, 250) => run::<Patched, 250>(cfg),
+        (Pol::Patched, 300) => run::<Patched, 300>(cfg),
+        (Pol::Patched, _) => run::<Patched, 1000>(cfg),
+        (Pol::Legacy, 100) => run::<Legacy, 100>(cfg),
+        (Pol::Legacy, 250) => run::<Legacy, 250>(cfg),
+        (Pol::Legacy, 300) => run::<Legacy, 300>(cfg),
+        (Pol::Legacy, _) => run::<Legacy, 1000>(cfg),
+        (Pol::Scalable, 100) => run::<Scalable, 100>(cfg),
+        (Pol::Scalable, 250) => run::<Scalable, 250>(cfg),
+        (Pol::Scalable, 300) => run::<Scalable, 300>(cfg),
+        (Pol::Scalable, _) => run::<Scalable, 1000>(cfg),
     }
 }
 
-fn run_policy(cfg: &RunConfig, patched: bool, hz: u32) -> Result<RunStats, String> {
-    match (patched, hz) {
-        (true, 100) => run::<Patched, 100>(cfg),
-        (true, 250) => run::<Patched, 250>(cfg),
-        (true, 300) => run::<Patched, 300>(cfg),
-        (true, _) => run::<Patched, 1000>(cfg),
-        (false, 100) => run::<Legacy, 100>(cfg),
-        (false, 250) => run::<Legacy, 250>(cfg),
-        (false, 300) => run::<Legacy, 300>(cfg),
-        (false, _) => run::<Legacy, 1000>(cfg),
-    }
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(EXIT_USAGE)
 }
 
 fn main() -> ExitCode {
@@ -145,18 +261,30 @@ fn main() -> ExitCode {
         ScenarioArg::Visibility => vec![Scenario::Visibility],
         ScenarioArg::Churn => vec![Scenario::Churn],
         ScenarioArg::Irqtime => vec![Scenario::Irqtime],
+        ScenarioArg::Soak => vec![Scenario::Soak],
     };
+    if cli.strict && (cli.runs as usize) < MIN_KEPT {
+        return usage_error(&format!(
+            "--strict needs --runs {MIN_KEPT} or more: a comparison of fewer kept runs is \
+             always inconclusive"
+        ));
+    }
+    if cli.transitions.is_some() && cli.scenario != ScenarioArg::Soak {
+        return usage_error("--transitions applies to --scenario soak only");
+    }
+    if cli.plant != PlantArg::None && cli.scenario != ScenarioArg::Soak {
+        return usage_error("--plant applies to --scenario soak only");
+    }
     let cores = core_count();
     for s in &scenarios {
         if let Some(n) = cli.cpus
             && n < s.min_cpus()
         {
-            eprintln!(
-                "error: {} needs at least {} logical CPUs (got --cpus {n})",
+            return usage_error(&format!(
+                "{} needs at least {} logical CPUs (got --cpus {n})",
                 s.name(),
                 s.min_cpus()
-            );
-            return ExitCode::from(2);
+            ));
         }
     }
     let faults = if cli.faults {
@@ -164,145 +292,146 @@ fn main() -> ExitCode {
     } else {
         Faults::default()
     };
-    let mut report = Report {
-        runs: Vec::new(),
-        discarded: 0,
-        comparisons: Vec::new(),
-        notes: Vec::new(),
-    };
-    let total_seconds = scenarios.len() as f64
-        * f64::from(cli.runs)
-        * cli.seconds
-        * if cli.policy == PolicyArg::Both {
-            2.0
-        } else {
-            1.0
-        };
-    let show_progress = total_seconds > 3.0;
-    let mut done = 0;
+    let policies = cli.policy.policies();
+    let mut report = Report::new();
+    let total_runs = scenarios.len() * policies.len() * cli.runs as usize;
+    let show_progress = std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let mut attempted = 0usize;
     for &scenario in &scenarios {
         let cpus = cli.cpus.unwrap_or(scenario.default_cpus(cores));
-        let cfg = RunConfig {
-            scenario,
-            cpus,
-            seconds: cli.seconds,
-            faults,
-            pin: !cli.no_pin,
-        };
-        let mut discarded_runs: Vec<RunStats> = Vec::new();
+        let mut cfg = RunConfig::new(scenario, cpus, cli.seconds, faults, !cli.no_pin);
+        cfg.transitions = cli.transitions;
+        cfg.plant = cli.plant.plant();
+        cfg.progress = true;
         if cpus > cores {
             report.notes.push(format!(
-                "{}: {cpus} logical CPUs on {cores} cores: threads pinned round-robin, so they \
+                "{}: {cpus} logical CPUs on {cores} cores: threads {} round-robin, so they \
                  deschedule each other and the descheduling gate is off",
-                scenario.name()
+                scenario.name(),
+                if cli.no_pin {
+                    "share the cores"
+                } else {
+                    "pinned"
+                }
             ));
         }
-        let mut one = |patched: bool| -> Option<Result<RunStats, String>> {
-            done += 1;
+        let mut discarded_runs: Vec<RunStats> = Vec::new();
+        let mut failed: Option<String> = None;
+        let kept = interleave_many(policies.len(), cli.runs as usize, |v| {
+            if failed.is_some() {
+                return None;
+            }
+            attempted += 1;
             if show_progress {
+                let done = attempted - 1;
+                let per_run = started.elapsed().as_secs_f64() / done.max(1) as f64;
+                let left = total_runs.saturating_sub(done) as f64
+                    * if done == 0 { cli.seconds } else { per_run };
                 eprint!(
-                    "\r{:<60}\r[{done}] {} {}",
-                    "",
+                    "\r\x1b[Krun {attempted} of {total_runs}{}: {} {}, ~{left:.0}s left",
+                    if attempted > total_runs {
+                        " (a retry)"
+                    } else {
+                        ""
+                    },
                     scenario.name(),
-                    match (cli.policy, patched) {
-                        (PolicyArg::Scalable, _) => "scalable",
-                        (_, true) => "patched",
-                        (_, false) => "legacy",
-                    }
+                    policies[v].name(),
                 );
                 let _ = std::io::stderr().flush();
             }
-            let result = if cli.policy == PolicyArg::Scalable {
-                run_scalable(&cfg, cli.hz)
-            } else {
-                run_policy(&cfg, patched, cli.hz)
-            };
-            match result {
+            match run_one(&cfg, policies[v], cli.hz) {
                 Ok(st) if st.descheduled => {
                     discarded_runs.push(st);
                     None
                 }
-                other => Some(other),
+                Ok(st) => Some(st),
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
             }
-        };
-        let (legacy, patched) = match cli.policy {
-            PolicyArg::Both => {
-                let r = nohz_stress::measure::interleave(cli.runs as usize, &mut one);
-                (r.a, r.b)
+        });
+        if let Some(e) = failed {
+            if show_progress {
+                eprint!("\r\x1b[K");
             }
-            PolicyArg::Patched | PolicyArg::Scalable => (
-                Vec::new(),
-                (0..cli.runs).filter_map(|_| one(true)).collect(),
-            ),
-            PolicyArg::Legacy => (
-                (0..cli.runs).filter_map(|_| one(false)).collect(),
-                Vec::new(),
-            ),
-        };
-        let legacy: Result<Vec<RunStats>, String> = legacy.into_iter().collect();
-        let patched: Result<Vec<RunStats>, String> = patched.into_iter().collect();
-        let (legacy, patched) = match (legacy, patched) {
-            (Ok(l), Ok(p)) => (l, p),
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("\nerror: {e}");
-                return ExitCode::from(2);
-            }
-        };
+            return usage_error(&e);
+        }
         let discarded = discarded_runs.len();
         report.discarded += discarded;
-        let kept = legacy.len().min(patched.len());
-        if cli.policy == PolicyArg::Both && kept < cli.runs as usize {
+        let fewest = kept.kept.iter().map(Vec::len).min().unwrap_or(0);
+        if fewest < cli.runs as usize {
             report.notes.push(format!(
-                "{}: only {kept} of {} runs per policy kept ({discarded} discarded by the \
-                 descheduling gate: another process took CPU time from a pinned thread)",
+                "{}: only {fewest} of {} runs of some policy kept ({discarded} discarded by the \
+                 descheduling gate: another process took CPU time from a {} thread)",
                 scenario.name(),
-                cli.runs
+                cli.runs,
+                if cli.no_pin { "CPU" } else { "pinned CPU" }
             ));
         }
-        if !legacy.is_empty() && !patched.is_empty() {
-            report
-                .comparisons
-                .extend(compare(scenario.name(), &legacy, &patched));
+        if policies.len() > 1 {
+            for (k, &pol) in policies.iter().enumerate().skip(1) {
+                report.comparisons.extend(compare(
+                    scenario.name(),
+                    (policies[0].name(), &kept.kept[0]),
+                    (pol.name(), &kept.kept[k]),
+                ));
+            }
         }
-        if scenario == Scenario::Visibility && legacy.iter().any(|r| r.invisible_idle_ticks > 0) {
+        if scenario == Scenario::Visibility
+            && policies.contains(&Pol::Legacy)
+            && kept.kept[0].iter().any(|r| r.invisible_idle_ticks > 0)
+        {
             report.notes.push(
                 "visibility: Legacy shows invisible idle ticks by design: NO_HZ_FULL CPUs whose \
                  tick stopped while they ran stay out of the idle mask (the bug seed 001 fixes)"
                     .into(),
             );
         }
-        report.runs.extend(legacy);
-        report.runs.extend(patched);
+        for runs in kept.kept {
+            report.runs.extend(runs);
+        }
         // Shown (and checked) too, marked descheduled; never part of a comparison.
         report.runs.extend(discarded_runs);
     }
     if show_progress {
-        eprintln!("\r{:<60}\rdone", "");
+        eprint!("\r\x1b[K");
     }
-    let failures: u64 = report
-        .runs
-        .iter()
-        .filter(|r| r.policy != "legacy")
-        .map(RunStats::patched_failures)
-        .sum();
-    if failures > 0 {
+    report.summarize();
+    if report.summary.violations > 0 {
         report.notes.push(format!(
-            "Patched runs show {failures} invariant violation(s), warning(s) or invisible tick(s)"
+            "runs outside legacy show {} invariant violation(s), warning(s) or invisible tick(s)",
+            report.summary.violations
         ));
     }
+    let json = match serde_json::to_string_pretty(&report) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e.to_string()),
+    };
     if cli.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
+        println!("{json}");
     } else {
         print!("{}", report.table());
     }
-    if cli.check && failures > 0 {
-        return ExitCode::from(1);
+    let mut outputs: Vec<(&std::path::Path, Result<String, String>)> = Vec::new();
+    if let Some(p) = &cli.out {
+        outputs.push((p, Ok(json.clone())));
     }
-    ExitCode::SUCCESS
+    if let Some(p) = &cli.csv {
+        outputs.push((p, report.csv()));
+    }
+    if let Some(p) = &cli.plot {
+        outputs.push((p, nohz_stress::plot::svg(&report)));
+    }
+    for (path, text) in outputs {
+        if let Err(e) = text.and_then(|t| write_file(path, &t)) {
+            return usage_error(&e);
+        }
+    }
+    match report.exit_status(cli.check, cli.strict) {
+        0 => ExitCode::SUCCESS,
+        EXIT_VIOLATION => ExitCode::from(EXIT_VIOLATION),
+        _ => ExitCode::from(EXIT_INCONCLUSIVE),
+    }
 }

@@ -1,26 +1,68 @@
-//! The report: a table on stdout, or JSON.
+//! The report: a table on stdout (or JSON), a CSV of the runs, and the verdicts.
+//!
+//! # Verdicts
+//!
+//! A comparison is the median of one metric under a policy against its median under the
+//! baseline (`legacy`), over the runs the descheduling gate kept. With fewer than
+//! [`MIN_KEPT`] kept runs on either side it is **inconclusive**: the table, the JSON and the
+//! closing summary say so and give no ratio. A comparison whose runs were not gated (more
+//! logical CPUs than cores) says `gate off` on its line: its ratio stands, but another
+//! process may have taken CPU time from either side.
+//!
+//! `--check` fails on invariant violations only (exit [`EXIT_VIOLATION`]); `--strict` also
+//! fails when any comparison is inconclusive (exit [`EXIT_INCONCLUSIVE`]); bad usage exits
+//! [`EXIT_USAGE`].
 
 use crate::measure::median;
 use crate::scenario::RunStats;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
-/// One comparison: the median of a metric under `Legacy` (a) and `Patched` (b).
+/// Fewest kept runs per policy for a comparison to be measured rather than inconclusive.
+pub const MIN_KEPT: usize = 3;
+/// Exit status: an invariant violation, a crate warning or an invisible idle tick under a
+/// policy other than `legacy` (with `--check` or `--strict`).
+pub const EXIT_VIOLATION: u8 = 1;
+/// Exit status: bad usage (a flag's value, a scenario that needs more CPUs, a failed run).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: `--strict` and a comparison was inconclusive (no violation).
+pub const EXIT_INCONCLUSIVE: u8 = 3;
+
+/// Whether a comparison has a ratio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Enough kept runs on both sides: the ratio of the medians stands.
+    Measured,
+    /// Too few kept runs on a side: no ratio.
+    Inconclusive,
+}
+
+/// One comparison: the median of a metric under `policy` against `baseline`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     /// The scenario.
     pub scenario: &'static str,
     /// The metric.
     pub metric: &'static str,
-    /// Median under `Legacy`.
-    pub a: f64,
-    /// Median under `Patched`.
-    pub b: f64,
-    /// `b / a`.
-    pub ratio: f64,
-    /// Kept runs per policy (the smaller count).
-    pub runs: usize,
-    /// Which way is better.
+    /// Which way is better (`higher`, `lower`, `info`).
     pub better: &'static str,
+    /// The policy compared against (`legacy`).
+    pub baseline: &'static str,
+    /// The policy compared.
+    pub policy: &'static str,
+    /// Medians of the kept runs, by policy name (a side without kept runs is absent).
+    pub medians: BTreeMap<&'static str, f64>,
+    /// Kept runs, by policy name.
+    pub kept: BTreeMap<&'static str, usize>,
+    /// `policy`'s median over `baseline`'s; `None` when inconclusive or the baseline is 0.
+    pub ratio: Option<f64>,
+    /// Measured or inconclusive.
+    pub verdict: Verdict,
+    /// Why it is inconclusive.
+    pub reason: Option<String>,
+    /// Whether the descheduling gate applied to every run of both sides.
+    pub gated: bool,
 }
 
 /// Everything a report holds.
@@ -34,12 +76,27 @@ pub struct Report {
     pub comparisons: Vec<Comparison>,
     /// Notes for the reader (oversubscription, expected Legacy failures, ...).
     pub notes: Vec<String>,
+    /// The closing summary: violations, verdicts.
+    pub summary: Summary,
+}
+
+/// The closing summary.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// Violations, warnings and invisible idle ticks under policies other than `legacy`.
+    pub violations: u64,
+    /// Comparisons measured.
+    pub measured: usize,
+    /// Comparisons inconclusive.
+    pub inconclusive: usize,
+    /// Soak runs' transitions per second (wall time), if any soak ran.
+    pub soak_transitions_per_sec: Option<f64>,
 }
 
 type Metric = (&'static str, &'static str, fn(&RunStats) -> Option<f64>);
 
 /// The metrics compared per scenario: name, which way is better, extractor.
-const METRICS: [Metric; 10] = [
+pub const METRICS: [Metric; 11] = [
     ("tasks_per_sec", "higher", |r| r.tasks_per_sec),
     ("burst_ms", "lower", |r| r.burst_ms),
     ("invisible_idle_ticks", "lower", |r| {
@@ -58,10 +115,11 @@ const METRICS: [Metric; 10] = [
     ("tasks_completed", "higher", |r| {
         Some(r.tasks_completed as f64)
     }),
+    ("transitions_per_sec", "higher", |r| r.transitions_per_sec),
 ];
 
 /// Which metrics belong to which scenario.
-fn applies(scenario: &str, metric: &str) -> bool {
+pub fn applies(scenario: &str, metric: &str) -> bool {
     matches!(
         (scenario, metric),
         (
@@ -77,30 +135,67 @@ fn applies(scenario: &str, metric: &str) -> bool {
             "churn",
             "idle_transitions_per_sec" | "pair_ns" | "kicks_sent"
         ) | ("irqtime", "irq_ns_per_call")
+            | ("soak", "transitions_per_sec" | "kicks_sent" | "ilb_passes")
     )
 }
 
-/// Comparisons of `legacy` (a) against `patched` (b) runs of one scenario.
+/// Comparisons of one scenario's kept `runs` of `policy` against those of `baseline`.
 pub fn compare(
     scenario: &'static str,
-    legacy: &[RunStats],
-    patched: &[RunStats],
+    baseline: (&'static str, &[RunStats]),
+    policy: (&'static str, &[RunStats]),
 ) -> Vec<Comparison> {
+    let (bname, bruns) = baseline;
+    let (pname, pruns) = policy;
+    let gated = bruns.iter().chain(pruns).all(|r| r.gated);
     METRICS
         .iter()
         .filter(|(name, _, _)| applies(scenario, name))
-        .filter_map(|&(metric, better, get)| {
-            let a = median(&legacy.iter().filter_map(get).collect::<Vec<_>>())?;
-            let b = median(&patched.iter().filter_map(get).collect::<Vec<_>>())?;
-            Some(Comparison {
+        .map(|&(metric, better, get)| {
+            let bm = median(&bruns.iter().filter_map(get).collect::<Vec<_>>());
+            let pm = median(&pruns.iter().filter_map(get).collect::<Vec<_>>());
+            let mut medians = BTreeMap::new();
+            if let Some(v) = bm {
+                medians.insert(bname, v);
+            }
+            if let Some(v) = pm {
+                medians.insert(pname, v);
+            }
+            let kept = BTreeMap::from([(bname, bruns.len()), (pname, pruns.len())]);
+            let short: Vec<String> = [(bname, bruns.len()), (pname, pruns.len())]
+                .iter()
+                .filter(|(_, k)| *k < MIN_KEPT)
+                .map(|(name, k)| format!("{name} {k}"))
+                .collect();
+            let (verdict, reason, ratio) = if !short.is_empty() {
+                (
+                    Verdict::Inconclusive,
+                    Some(format!(
+                        "kept runs: {} (at least {MIN_KEPT} each needed)",
+                        short.join(", ")
+                    )),
+                    None,
+                )
+            } else {
+                let ratio = match (bm, pm) {
+                    (Some(b), Some(p)) if b != 0.0 => Some(p / b),
+                    _ => None,
+                };
+                (Verdict::Measured, None, ratio)
+            };
+            Comparison {
                 scenario,
                 metric,
-                a,
-                b,
-                ratio: if a == 0.0 { f64::NAN } else { b / a },
-                runs: legacy.len().min(patched.len()),
                 better,
-            })
+                baseline: bname,
+                policy: pname,
+                medians,
+                kept,
+                ratio,
+                verdict,
+                reason,
+                gated,
+            }
         })
         .collect()
 }
@@ -117,16 +212,92 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), fmt_num)
+}
+
+/// The scenario's own metrics of one run, as `name=value` pairs (what its comparisons use).
+fn own_metrics(r: &RunStats) -> String {
+    let pairs: Vec<(&str, Option<f64>)> = match r.scenario {
+        "visibility" => vec![
+            ("tasks/s", r.tasks_per_sec),
+            ("burst_ms", r.burst_ms),
+            ("pulled_full", r.pulled_to_nohz_full.map(|v| v as f64)),
+        ],
+        "churn" => vec![
+            ("idle/s", r.idle_transitions_per_sec),
+            ("pair_ns", r.pair_ns),
+        ],
+        "irqtime" => vec![("irq_ns", r.irq_ns_per_call), ("pair_ns", r.pair_ns)],
+        "soak" => vec![
+            ("trans/s", r.transitions_per_sec),
+            ("checks", Some(r.checks as f64)),
+            ("faults", Some(r.faults_injected as f64)),
+        ],
+        _ => Vec::new(),
+    };
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", fmt_opt(*v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl Report {
-    /// The human-readable table.
+    /// An empty report.
+    pub fn new() -> Self {
+        Report {
+            runs: Vec::new(),
+            discarded: 0,
+            comparisons: Vec::new(),
+            notes: Vec::new(),
+            summary: Summary::default(),
+        }
+    }
+
+    /// Fills the summary from the runs and comparisons.
+    pub fn summarize(&mut self) {
+        self.summary.violations = self
+            .runs
+            .iter()
+            .filter(|r| r.policy != "legacy")
+            .map(RunStats::patched_failures)
+            .sum();
+        self.summary.measured = self
+            .comparisons
+            .iter()
+            .filter(|c| c.verdict == Verdict::Measured)
+            .count();
+        self.summary.inconclusive = self.comparisons.len() - self.summary.measured;
+        let soak: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.transitions_per_sec)
+            .collect();
+        self.summary.soak_transitions_per_sec = median(&soak);
+    }
+
+    /// The exit status for `--check` / `--strict`: violations first, then (strict only)
+    /// inconclusive comparisons.
+    pub fn exit_status(&self, check: bool, strict: bool) -> u8 {
+        if (check || strict) && self.summary.violations > 0 {
+            EXIT_VIOLATION
+        } else if strict && self.summary.inconclusive > 0 {
+            EXIT_INCONCLUSIVE
+        } else {
+            0
+        }
+    }
+
+    /// The human-readable table and the closing summary.
     pub fn table(&self) -> String {
         let mut out = String::new();
         out.push_str(
-            "scenario    policy   cpus pinned  gate  secs  idle_trans  kicks  ipis   ilb  tasks  invisible  violations  warnings  hotplug\n",
+            "scenario    policy   cpus pinned  gate  secs  transitions  kicks   ipis    ilb   tasks  invisible  violations  warnings  hotplug  scenario metrics\n",
         );
         for r in &self.runs {
             out.push_str(&format!(
-                "{:<11} {:<8} {:>4} {:>6} {:>5} {:>5.2} {:>11} {:>6} {:>5} {:>5} {:>6} {:>10} {:>11} {:>9} {:>8}\n",
+                "{:<11} {:<8} {:>4} {:>6} {:>5} {:>5.2} {:>12} {:>6} {:>6} {:>6} {:>7} {:>10} {:>11} {:>9} {:>8}  {}\n",
                 r.scenario,
                 r.policy,
                 r.logical_cpus,
@@ -137,7 +308,7 @@ impl Report {
                     (true, true) => "drop",
                 },
                 r.seconds,
-                r.idle_transitions,
+                r.transitions,
                 r.kicks_sent,
                 r.ipis_delivered,
                 r.ilb_passes,
@@ -145,37 +316,110 @@ impl Report {
                 r.invisible_idle_ticks,
                 r.invariant_violations,
                 r.warnings,
-                r.hotplug_cycles
+                r.hotplug_cycles,
+                own_metrics(r),
             ));
-        }
-        if !self.comparisons.is_empty() {
-            out.push_str("\ncomparison (medians of interleaved runs; ratio = patched / legacy)\n");
-            out.push_str(
-                "scenario    metric                        legacy      patched    ratio  runs  better\n",
-            );
-            for c in &self.comparisons {
+            if let Some(v) = &r.first_violation {
                 out.push_str(&format!(
-                    "{:<11} {:<25} {:>12} {:>12} {:>8} {:>5}  {}\n",
-                    c.scenario,
-                    c.metric,
-                    fmt_num(c.a),
-                    fmt_num(c.b),
-                    fmt_num(c.ratio),
-                    c.runs,
-                    c.better
+                    "  first violation after {} transitions: {v}\n",
+                    r.violation_after_transitions.unwrap_or(0)
                 ));
             }
         }
+        if !self.comparisons.is_empty() {
+            out.push_str(
+                "\ncomparison (medians of interleaved kept runs; ratio = policy / baseline)\n",
+            );
+            out.push_str(
+                "scenario    metric                    baseline       median   policy        median     ratio  kept  better\n",
+            );
+            for c in &self.comparisons {
+                let bm = c.medians.get(c.baseline).copied();
+                let pm = c.medians.get(c.policy).copied();
+                let kept = c.kept.values().min().copied().unwrap_or(0);
+                let ratio = match c.verdict {
+                    Verdict::Inconclusive => "inconclusive".to_string(),
+                    Verdict::Measured => fmt_opt(c.ratio),
+                };
+                let mut line = format!(
+                    "{:<11} {:<25} {:<8} {:>12}   {:<8} {:>12} {:>12} {:>5}  {}",
+                    c.scenario,
+                    c.metric,
+                    c.baseline,
+                    fmt_opt(bm),
+                    c.policy,
+                    fmt_opt(pm),
+                    ratio,
+                    kept,
+                    c.better
+                );
+                if let Some(why) = &c.reason {
+                    line.push_str(&format!("  ({why})"));
+                }
+                if !c.gated {
+                    line.push_str("  (gate off: runs not checked for descheduling)");
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
         if self.discarded > 0 {
+            let pinned = self.runs.iter().all(|r| r.pinned);
             out.push_str(&format!(
-                "\n{} run(s) discarded (gate `drop`): a pinned thread was descheduled (CPU time < 97 % of runnable time)\n",
-                self.discarded
+                "\n{} run(s) discarded (gate `drop`): a {} was descheduled (CPU time < 97 % of runnable time)\n",
+                self.discarded,
+                if pinned {
+                    "pinned CPU thread"
+                } else {
+                    "CPU thread"
+                }
             ));
         }
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));
         }
+        out.push_str(&self.summary_line());
         out
+    }
+
+    /// The closing summary line.
+    pub fn summary_line(&self) -> String {
+        let s = &self.summary;
+        let mut line = format!(
+            "\nsummary: {} violation(s) outside legacy; comparisons: {} measured, {} inconclusive",
+            s.violations, s.measured, s.inconclusive
+        );
+        if s.inconclusive > 0 {
+            let mut which: Vec<String> = self
+                .comparisons
+                .iter()
+                .filter(|c| c.verdict == Verdict::Inconclusive)
+                .map(|c| format!("{} {}", c.scenario, c.policy))
+                .collect();
+            which.dedup();
+            line.push_str(&format!(" ({}: too few kept runs)", which.join(", ")));
+        }
+        if let Some(rate) = s.soak_transitions_per_sec {
+            line.push_str(&format!("; soak {rate:.0} transitions/s"));
+        }
+        line.push('\n');
+        line
+    }
+
+    /// One CSV row per run (every field of [`RunStats`]), with a header.
+    pub fn csv(&self) -> Result<String, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in &self.runs {
+            w.serialize(r).map_err(|e| e.to_string())?;
+        }
+        let bytes = w.into_inner().map_err(|e| e.to_string())?;
+        String::from_utf8(bytes).map_err(|e| e.to_string())
+    }
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -184,32 +428,13 @@ mod tests {
     use super::*;
 
     fn run(policy: &'static str, tps: f64, invisible: u64) -> RunStats {
-        RunStats {
-            scenario: "visibility",
-            policy,
-            logical_cpus: 4,
-            pinned: true,
-            gated: false,
-            descheduled: false,
-            seconds: 1.0,
-            idle_transitions: 1,
-            kicks_sent: 1,
-            ipis_delivered: 1,
-            ilb_passes: 1,
-            tasks_completed: tps as u64,
-            invisible_idle_ticks: invisible,
-            invariant_violations: 0,
-            warnings: 0,
-            hotplug_cycles: 0,
-            hotplug_refused: 0,
-            hotplug_checks: 0,
-            tasks_per_sec: Some(tps),
-            burst_ms: Some(10.0),
-            pulled_to_nohz_full: Some(0),
-            idle_transitions_per_sec: None,
-            pair_ns: None,
-            irq_ns_per_call: None,
-        }
+        let mut r = crate::scenario::RunStats::empty("visibility", policy);
+        r.tasks_per_sec = Some(tps);
+        r.tasks_completed = tps as u64;
+        r.invisible_idle_ticks = invisible;
+        r.burst_ms = Some(10.0);
+        r.pulled_to_nohz_full = Some(0);
+        r
     }
 
     #[test]
@@ -224,16 +449,18 @@ mod tests {
             run("patched", 160.0, 0),
             run("patched", 10.0, 0),
         ];
-        let c = compare("visibility", &legacy, &patched);
+        let c = compare("visibility", ("legacy", &legacy), ("patched", &patched));
         let tps = c.iter().find(|c| c.metric == "tasks_per_sec").unwrap();
-        assert_eq!((tps.a, tps.b, tps.runs), (100.0, 150.0, 3));
-        assert!((tps.ratio - 1.5).abs() < 1e-9);
+        assert_eq!(tps.medians["legacy"], 100.0);
+        assert_eq!(tps.medians["patched"], 150.0);
+        assert_eq!(tps.verdict, Verdict::Measured);
+        assert!((tps.ratio.unwrap() - 1.5).abs() < 1e-9);
         assert!(c.iter().all(|c| applies("visibility", c.metric)));
         assert!(!c.iter().any(|c| c.metric == "pair_ns"));
         let inv = c
             .iter()
             .find(|c| c.metric == "invisible_idle_ticks")
             .unwrap();
-        assert_eq!((inv.a, inv.b), (50.0, 0.0));
+        assert_eq!((inv.medians["legacy"], inv.medians["patched"]), (50.0, 0.0));
     }
 }

@@ -8,9 +8,12 @@
 //!   `nohz_balance_enter_idle` + `nohz_balance_exit_idle` pairs, timed, all at once.
 //! - `irqtime` (seed 003): half the CPUs run an interrupt stream (`irqtime_account_irq`, timed)
 //!   while the other half churn enter/exit pairs, writing the `nohz` line.
+//! - `soak` (not part of `all`): the full kernel paths on a virtual clock as fast as the host
+//!   runs them, faults and invariant checks on (see [`crate::soak`]).
 
 use crate::measure::{ThreadUsage, median};
-use crate::sim::{Faults, SelfWake, Sim, Task};
+use crate::sim::{Faults, Plant, SelfWake, Sim, Task};
+use crate::soak::SoakStop;
 use nohz::IrqContext;
 use nohz::Policy;
 use serde::Serialize;
@@ -27,10 +30,12 @@ pub enum Scenario {
     Churn,
     /// Seed 003: irq-time accounting beside the `nohz` line.
     Irqtime,
+    /// The soak: every kernel path, a virtual clock, faults and invariant checks.
+    Soak,
 }
 
 impl Scenario {
-    /// All scenarios, in report order.
+    /// The measuring scenarios (`--scenario all`), in report order; the soak runs alone.
     pub const ALL: [Scenario; 3] = [Scenario::Visibility, Scenario::Churn, Scenario::Irqtime];
 
     /// The scenario's name.
@@ -39,6 +44,7 @@ impl Scenario {
             Scenario::Visibility => "visibility",
             Scenario::Churn => "churn",
             Scenario::Irqtime => "irqtime",
+            Scenario::Soak => "soak",
         }
     }
 
@@ -73,6 +79,29 @@ pub struct RunConfig {
     pub faults: Faults,
     /// Pin CPU threads to cores.
     pub pin: bool,
+    /// `soak`: stop after this many transitions (else after `seconds`).
+    pub transitions: Option<u64>,
+    /// The bug planted for the run (the soak's checks must catch it).
+    pub plant: Plant,
+    /// `soak`: show progress on stderr when it is a terminal.
+    pub progress: bool,
+}
+
+impl RunConfig {
+    /// `scenario` on `cpus` logical CPUs for `seconds`, nothing planted, no transition target,
+    /// no progress.
+    pub fn new(scenario: Scenario, cpus: usize, seconds: f64, faults: Faults, pin: bool) -> Self {
+        RunConfig {
+            scenario,
+            cpus,
+            seconds,
+            faults,
+            pin,
+            transitions: None,
+            plant: Plant::None,
+            progress: false,
+        }
+    }
 }
 
 /// What one run measured.
@@ -94,6 +123,9 @@ pub struct RunStats {
     pub seconds: f64,
     /// Idle-loop entries.
     pub idle_transitions: u64,
+    /// Idle transitions: idle-loop passes that registered a CPU, each ended by that CPU's
+    /// next busy tick.
+    pub transitions: u64,
     /// nohz kick IPIs sent.
     pub kicks_sent: u64,
     /// nohz kick IPIs handled.
@@ -127,9 +159,69 @@ pub struct RunStats {
     pub pair_ns: Option<f64>,
     /// `irqtime`: ns per `irqtime_account_irq` call.
     pub irq_ns_per_call: Option<f64>,
+    /// `soak`: transitions per second of wall time.
+    pub transitions_per_sec: Option<f64>,
+    /// Seconds of virtual time the soak simulated.
+    pub virtual_seconds: Option<f64>,
+    /// Faults injected (delayed IPIs, stalls, jiffies jumps, hotplug attempts).
+    pub faults_injected: u64,
+    /// Invariant checks made (each predicate on each CPU in a quiescent snapshot, each
+    /// hotplug check).
+    pub checks: u64,
+    /// Quiescent snapshots taken, and given up (a CPU stayed in crate code).
+    pub snapshots: u64,
+    /// Snapshots given up.
+    pub snapshots_skipped: u64,
+    /// The bug planted (`none` for the crate as it is).
+    pub plant: &'static str,
+    /// The first violation seen, if any.
+    pub first_violation: Option<String>,
+    /// Transitions counted when the first violation was seen.
+    pub violation_after_transitions: Option<u64>,
 }
 
 impl RunStats {
+    /// A run of `scenario` under `policy` that measured nothing (every count 0, no metric):
+    /// what the report's tests build their runs from.
+    pub fn empty(scenario: &'static str, policy: &'static str) -> Self {
+        RunStats {
+            scenario,
+            policy,
+            logical_cpus: 0,
+            pinned: false,
+            gated: true,
+            descheduled: false,
+            seconds: 0.0,
+            idle_transitions: 0,
+            transitions: 0,
+            kicks_sent: 0,
+            ipis_delivered: 0,
+            ilb_passes: 0,
+            tasks_completed: 0,
+            invisible_idle_ticks: 0,
+            invariant_violations: 0,
+            warnings: 0,
+            hotplug_cycles: 0,
+            hotplug_refused: 0,
+            hotplug_checks: 0,
+            tasks_per_sec: None,
+            burst_ms: None,
+            pulled_to_nohz_full: None,
+            idle_transitions_per_sec: None,
+            pair_ns: None,
+            irq_ns_per_call: None,
+            transitions_per_sec: None,
+            virtual_seconds: None,
+            faults_injected: 0,
+            checks: 0,
+            snapshots: 0,
+            snapshots_skipped: 0,
+            plant: "none",
+            first_violation: None,
+            violation_after_transitions: None,
+        }
+    }
+
     /// Under `Patched` these must all be zero.
     pub fn patched_failures(&self) -> u64 {
         self.invisible_idle_ticks + self.invariant_violations + self.warnings
@@ -151,7 +243,68 @@ pub fn run<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String
         Scenario::Visibility => visibility::<P, HZ>(cfg),
         Scenario::Churn => churn::<P, HZ>(cfg),
         Scenario::Irqtime => irqtime::<P, HZ>(cfg),
+        Scenario::Soak => soak::<P, HZ>(cfg),
     }
+}
+
+/// The soak's NO_HZ_FULL CPUs: the last one from four CPUs up (so the housekeeping ones can
+/// still take turns going offline).
+pub fn soak_nohz_full(cpus: usize) -> Vec<usize> {
+    if cpus >= 4 {
+        vec![cpus - 1]
+    } else {
+        Vec::new()
+    }
+}
+
+fn soak<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String> {
+    let wake = SelfWake {
+        min_ticks: 1,
+        max_ticks: 3,
+        // A task is this many busy ticks.
+        min_work_us: 1,
+        max_work_us: 2,
+    };
+    let full = soak_nohz_full(cfg.cpus);
+    let mut sim =
+        Sim::<P, HZ>::with_clock(cfg.cpus, &full, cfg.faults, Some(wake), true, cfg.plant)?;
+    // One decay takes an idle entry's blocked load away: an ILB pass ends without blocked
+    // load left unless it missed someone's.
+    sim.idle_load = 1;
+    sim.oversubscribed = cfg.cpus > core_count();
+    #[cfg(nohz_probe)]
+    let _weakened = match cfg.plant {
+        Plant::IlbFence => Some(
+            nohz::sync::probe::weaken_globally(
+                &nohz::sync::NOHZ_ILB_FENCE,
+                nohz::sync::Weakening::Removed,
+            )
+            .map_err(|e| format!("cannot remove the ILB fence: {e:?}"))?,
+        ),
+        _ => None,
+    };
+    #[cfg(not(nohz_probe))]
+    if cfg.plant == Plant::IlbFence {
+        return Err("planting the missing ILB fence needs a probe build:                     RUSTFLAGS='--cfg nohz_probe' CARGO_TARGET_DIR=target/probe cargo run ..."
+            .into());
+    }
+    let stop = SoakStop {
+        transitions: cfg.transitions,
+        seconds: if cfg.transitions.is_some() {
+            24.0 * 3600.0
+        } else {
+            cfg.seconds
+        },
+        progress: cfg.progress,
+    };
+    let (pinned, usage, secs) = crate::soak::run_threads(&*sim, &cores(), cfg.pin, stop);
+    let mut st = base_stats(&*sim, cfg, pinned, &usage, secs);
+    // Yielding waits and the virtual clock: CPU time is no measure here.
+    st.gated = false;
+    st.descheduled = false;
+    st.transitions_per_sec = Some(st.transitions as f64 / secs);
+    st.virtual_seconds = Some(sim.now_ns() as f64 / 1e9);
+    Ok(st)
 }
 
 /// Runs the CPU threads of `sim` until `body` (on this thread) returns; returns whether all were
@@ -191,7 +344,12 @@ fn base_stats<P: Policy, const HZ: u32>(
 ) -> RunStats {
     let gated = cfg.cpus <= core_count();
     let c = &sim.counters;
-    let sum = |f: fn(&crate::sim::SimCpu) -> u64| sim.cpus.iter().map(f).sum::<u64>();
+    let first = c
+        .first_violation
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let sum = |f: fn(&crate::sim::SimCpu) -> u64| sim.cpus.iter().map(|c| f(c)).sum::<u64>();
     RunStats {
         scenario: cfg.scenario.name(),
         policy: P::NAME,
@@ -201,9 +359,10 @@ fn base_stats<P: Policy, const HZ: u32>(
         descheduled: gated && usage.iter().any(ThreadUsage::descheduled),
         seconds,
         idle_transitions: sum(|c| c.idle_entries.load(Relaxed)),
-        kicks_sent: c.kicks_sent.load(Relaxed),
-        ipis_delivered: c.ipis_delivered.load(Relaxed),
-        ilb_passes: c.ilb_passes.load(Relaxed),
+        transitions: sum(|c| c.transitions.load(Relaxed)),
+        kicks_sent: sum(|c| c.kicks_sent.load(Relaxed)),
+        ipis_delivered: sum(|c| c.ipis_delivered.load(Relaxed)),
+        ilb_passes: sum(|c| c.ilb_passes.load(Relaxed)),
         tasks_completed: sum(|c| c.completed.load(Relaxed)),
         invisible_idle_ticks: c.invisible_idle_ticks.load(Relaxed),
         invariant_violations: c.invariant_violations.load(Relaxed),
@@ -217,6 +376,15 @@ fn base_stats<P: Policy, const HZ: u32>(
         idle_transitions_per_sec: None,
         pair_ns: None,
         irq_ns_per_call: None,
+        transitions_per_sec: None,
+        virtual_seconds: None,
+        faults_injected: sum(|c| c.faults.load(Relaxed)) + c.hotplug_cycles.load(Relaxed),
+        checks: sum(|c| c.checks.load(Relaxed)) + c.hotplug_checks.load(Relaxed),
+        snapshots: c.snapshots.load(Relaxed),
+        snapshots_skipped: c.snapshots_skipped.load(Relaxed),
+        plant: cfg.plant.name(),
+        first_violation: first.as_ref().map(|(w, _)| w.clone()),
+        violation_after_transitions: first.as_ref().map(|(_, t)| *t),
     }
 }
 
@@ -360,7 +528,9 @@ fn irqtime<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String
     let secs = cfg.seconds;
     let start = Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let results: Vec<(Option<f64>, ThreadUsage, bool)> = std::thread::scope(|s| {
+    // Per thread: ns per irq call (even CPUs) or per enter/exit pair (odd), clocks, pinned.
+    type Thread = (Result<f64, f64>, ThreadUsage, bool);
+    let results: Vec<Thread> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..n)
             .map(|i| {
                 let core = (cfg.pin && !cores.is_empty()).then(|| cores[i % cores.len()]);
@@ -370,23 +540,29 @@ fn irqtime<P: Policy, const HZ: u32>(cfg: &RunConfig) -> Result<RunStats, String
                     if i % 2 == 0 {
                         let (ns, u) = sim.irq_stream_thread(i, Duration::from_secs_f64(secs));
                         stop.store(true, Relaxed);
-                        (Some(ns), u, pinned)
+                        (Ok(ns), u, pinned)
                     } else {
-                        let (_, u) = sim.pair_thread_until(i, stop);
-                        (None, u, pinned)
+                        let (ns, u) = sim.pair_thread_until(i, stop);
+                        (Err(ns), u, pinned)
                     }
                 })
             })
             .collect();
         hs.into_iter()
-            .map(|h| h.join().unwrap_or((None, ThreadUsage::default(), false)))
+            .map(|h| {
+                h.join()
+                    .unwrap_or((Err(f64::NAN), ThreadUsage::default(), false))
+            })
             .collect()
     });
     let usage: Vec<ThreadUsage> = results.iter().map(|(_, u, _)| *u).collect();
-    let ns: Vec<f64> = results.iter().filter_map(|(ns, _, _)| *ns).collect();
+    let irq: Vec<f64> = results.iter().filter_map(|(r, _, _)| r.ok()).collect();
+    let pairs: Vec<f64> = results.iter().filter_map(|(r, _, _)| r.err()).collect();
     let pinned = cfg.pin && results.iter().all(|(_, _, p)| *p);
     let mut st = base_stats(&*sim, cfg, pinned, &usage, start.elapsed().as_secs_f64());
-    st.irq_ns_per_call = median(&ns);
+    st.irq_ns_per_call = median(&irq);
+    // The enter/exit pairs writing the nohz line meanwhile (the stream's neighbours).
+    st.pair_ns = median(&pairs);
     Ok(st)
 }
 

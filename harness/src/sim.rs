@@ -6,10 +6,28 @@
 //! pulls tasks from the busiest run queue onto the CPU it balances for. Each CPU thread
 //! ([`Sim::cpu_main`]) runs tasks while it has some, taking ticks and IPIs between slices of
 //! work, and runs the crate's `do_idle` when it has none.
+//!
+//! Interrupts and hotplug go through the crate's driver layer (`nohz::embed`), as a kernel's
+//! would: the sched timer and the nohz kick IPI are [`Machine::timer_interrupt`] and
+//! [`Machine::kick_interrupt`] (other timers run between [`Machine::irq_enter`] and
+//! [`Machine::irq_exit`], which runs the SCHED softirq the crate keeps), a CPU comes back
+//! through [`Machine::cpu_starting`] and [`Machine::sched_cpu_activate`], and the dying CPU's
+//! idle task during its deactivation's grace period is the crate's own `do_idle`.
+//!
+//! Time is the host's monotonic clock, or in the soak ([`crate::soak`]) a virtual clock the
+//! CPUs advance themselves, so that nothing waits on a host timer.
+//!
+//! # Quiescent snapshots
+//!
+//! Each CPU has a sequence counter that is odd while its thread runs crate code (an
+//! interrupt, newidle, the idle loop outside its idle state, a hotplug cycle). A snapshot
+//! ([`Sim::snapshot_check`]) reads every counter, the crate state, then the counters again
+//! (a seqlock read): if none moved and all were even, no crate path was half done, and the
+//! invariants that hold between paths are checked exactly (see [`Sim::snapshot_check`]).
 
 use crate::measure::{ThreadClock, ThreadUsage};
+use crossbeam_utils::CachePadded;
 use nohz::IdleExit;
-use nohz::IrqContext;
 use nohz::TICK_DEP_SCHED;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleOutcome, Softirq,
@@ -23,8 +41,9 @@ use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-/// The harness's CPU capacity (`NR_CPUS`).
-pub const CAP: usize = 64;
+/// The harness's CPU capacity (`NR_CPUS`): the most logical CPUs a run can have. The sharded
+/// spec's line-count runs use 480 and 768; raise it (a multiple of 64) for more.
+pub const CAP: usize = 768;
 /// The machine type the harness drives.
 pub type Mach<P> = nohz::machine!(P, CAP);
 /// A CPU of the harness machine.
@@ -35,6 +54,44 @@ const SLICE: Duration = Duration::from_micros(20);
 
 std::thread_local! {
     static CURRENT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// A bug planted for the run, to show that the invariant checks catch it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Plant {
+    /// None: the crate as it is.
+    #[default]
+    None,
+    /// The hotplug fix reverted: deactivation clears the active bit after the grace period
+    /// (`nohz::testing::sched_cpu_deactivate_old_order`), so the dying CPU's idle loop
+    /// re-registers it.
+    HotplugOrder,
+    /// The nohz kick's handler consumes the kick bits but never frees the csd
+    /// (`nohz::testing::nohz_csd_ipi_without_release`).
+    CsdLeak,
+    /// The ILB pass's fence (`nohz.ilb.clear_fence`) removed at run time; probe builds only
+    /// (`--cfg nohz_probe`), the caller holds the weakening.
+    IlbFence,
+}
+
+impl Plant {
+    /// Every plant, in `--plant` order.
+    pub const ALL: [Plant; 4] = [
+        Plant::None,
+        Plant::HotplugOrder,
+        Plant::CsdLeak,
+        Plant::IlbFence,
+    ];
+
+    /// The plant's name (`none`, `hotplug-order`, `csd-leak`, `ilb-fence`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Plant::None => "none",
+            Plant::HotplugOrder => "hotplug-order",
+            Plant::CsdLeak => "csd-leak",
+            Plant::IlbFence => "ilb-fence",
+        }
+    }
 }
 
 /// Fault injection.
@@ -99,28 +156,47 @@ pub struct SelfWake {
 /// Per-CPU simulation state.
 #[derive(Debug, Default)]
 pub struct SimCpu {
-    rq: Mutex<VecDeque<Task>>,
-    need_resched: AtomicBool,
-    ipi_pending: AtomicBool,
-    ipi_at: AtomicU64,
-    softirq: AtomicBool,
-    tick_expiry: AtomicU64,
-    tick_armed: AtomicBool,
-    next_timer: AtomicU64,
-    base_idle: AtomicBool,
-    blocked_load: AtomicU32,
-    nohz_full: AtomicBool,
-    stop_attempt_ran: AtomicBool,
-    calls_at_entry: AtomicU64,
-    waited_ns: AtomicU64,
-    thread: OnceLock<Thread>,
+    pub(crate) rq: Mutex<VecDeque<Task>>,
+    pub(crate) need_resched: AtomicBool,
+    pub(crate) ipi_pending: AtomicBool,
+    pub(crate) ipi_at: AtomicU64,
+    pub(crate) tick_expiry: AtomicU64,
+    pub(crate) tick_armed: AtomicBool,
+    pub(crate) next_timer: AtomicU64,
+    pub(crate) base_idle: AtomicBool,
+    pub(crate) blocked_load: AtomicU32,
+    pub(crate) nohz_full: AtomicBool,
+    pub(crate) stop_attempt_ran: AtomicBool,
+    pub(crate) calls_at_entry: AtomicU64,
+    pub(crate) waited_ns: AtomicU64,
+    pub(crate) thread: OnceLock<Thread>,
     /// The CPU's model RCU read-side state: odd while it is inside an interrupt (the crate's
     /// tick, kick, csd and softirq paths all run there, with IRQs off in a kernel).
-    rcu: AtomicU64,
+    pub(crate) rcu: AtomicU64,
     /// Deactivated and not yet back: no nohz IPI may reach it, it may not be in the idle mask.
-    down: AtomicBool,
+    pub(crate) down: AtomicBool,
     /// Inside its own deactivation (its hotplug thread running).
-    deactivating: AtomicBool,
+    pub(crate) deactivating: AtomicBool,
+    /// Odd while the CPU's thread runs crate code (see the module docs).
+    pub(crate) seq: AtomicU64,
+    /// Inside its idle state (`cpuidle_enter`), outside crate code.
+    pub(crate) in_idle_state: AtomicBool,
+    /// Its idle task runs during its own deactivation's grace period: the idle state waits
+    /// for the grace period instead of an interrupt.
+    pub(crate) grace_wait: AtomicBool,
+    /// Idle transitions: idle-loop passes that registered the CPU, each ended by its first
+    /// busy tick (counted at that tick).
+    pub transitions: AtomicU64,
+    /// nohz kick IPIs this CPU sent.
+    pub kicks_sent: AtomicU64,
+    /// nohz kick IPIs this CPU handled that found a queued csd.
+    pub ipis_delivered: AtomicU64,
+    /// Kicks this CPU's csd handed to its softirq as ILB work (it was idle).
+    pub ilb_passes: AtomicU64,
+    /// Invariant checks this CPU made.
+    pub checks: AtomicU64,
+    /// Faults injected on this CPU.
+    pub faults: AtomicU64,
     /// Tasks this CPU completed.
     pub completed: AtomicU64,
     /// Times this CPU entered the idle loop.
@@ -131,20 +207,14 @@ pub struct SimCpu {
 
 impl SimCpu {
     /// The sched timer is armed and its expiry has passed.
-    fn tick_due(&self, now: u64) -> bool {
+    pub(crate) fn tick_due(&self, now: u64) -> bool {
         self.tick_armed.load(Relaxed) && now >= self.tick_expiry.load(Relaxed)
     }
 }
 
-/// Counters of the whole run.
+/// Counters of the whole run (the frequent ones are per CPU, in [`SimCpu`]).
 #[derive(Debug, Default)]
 pub struct Counters {
-    /// nohz kick IPIs sent.
-    pub kicks_sent: AtomicU64,
-    /// nohz kick IPIs handled.
-    pub ipis_delivered: AtomicU64,
-    /// Handlers that found the CPU idle and handed ILB work to its softirq.
-    pub ilb_passes: AtomicU64,
     /// Ticks (of the monitor's sampling) an idle CPU spent tickless but out of the idle mask.
     pub invisible_idle_ticks: AtomicU64,
     /// Protocol violations seen (second IPI in flight, stuck kick bits, ...).
@@ -155,6 +225,12 @@ pub struct Counters {
     pub hotplug_refused: AtomicU64,
     /// Invariant checks made on hotplug (state after deactivation, at return, IPI targets).
     pub hotplug_checks: AtomicU64,
+    /// Quiescent snapshots taken (each checks every CPU).
+    pub snapshots: AtomicU64,
+    /// Snapshots given up because some CPU stayed inside crate code.
+    pub snapshots_skipped: AtomicU64,
+    /// The first violation seen: what it was and the transitions counted by then.
+    pub first_violation: Mutex<Option<(String, u64)>>,
 }
 
 /// A burst of tasks arriving together.
@@ -173,23 +249,33 @@ pub struct Burst {
 pub struct Sim<P: Policy, const HZ: u32> {
     /// The crate's state for the whole machine.
     pub m: Box<Mach<P>>,
-    nr: NrCpuIds<CAP>,
-    start: Instant,
-    jiffies: JiffiesCell,
-    last_jiffies_update: Mutex<u64>,
+    pub(crate) nr: NrCpuIds<CAP>,
+    pub(crate) start: Instant,
+    pub(crate) jiffies: JiffiesCell,
+    pub(crate) last_jiffies_update: Mutex<u64>,
     /// Per-CPU state.
-    pub cpus: Vec<SimCpu>,
-    stop: AtomicBool,
-    faults: Faults,
-    self_wake: Option<SelfWake>,
+    pub cpus: Vec<CachePadded<SimCpu>>,
+    pub(crate) stop: AtomicBool,
+    pub(crate) faults: Faults,
+    pub(crate) self_wake: Option<SelfWake>,
     /// Counters of the run.
     pub counters: Counters,
     /// Bursts of the run.
     pub bursts: Mutex<Vec<Burst>>,
-    jumps: AtomicUsize,
+    pub(crate) jumps: AtomicUsize,
     /// The hotplug lock: one CPU changes state at a time, as the kernel's `cpu_hotplug_lock`
     /// serializes hotplug (and the crate's domain rebuilds with it).
-    hotplug: Mutex<()>,
+    pub(crate) hotplug: Mutex<()>,
+    /// Time is virtual: [`Sim::vnow`], advanced by the CPUs (the soak).
+    pub(crate) virtual_clock: bool,
+    /// The virtual clock (ns), when [`Sim::virtual_clock`] is set.
+    pub(crate) vnow: AtomicU64,
+    /// The bug planted for this run.
+    pub plant: Plant,
+    /// The blocked load each idle entry adds (halved by each decay: 4 lasts three decays).
+    pub(crate) idle_load: u32,
+    /// More logical CPUs than host cores: spinning waits yield.
+    pub(crate) oversubscribed: bool,
 }
 
 impl<P: Policy, const HZ: u32> Sim<P, HZ> {
@@ -201,6 +287,18 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         faults: Faults,
         self_wake: Option<SelfWake>,
     ) -> Result<Box<Self>, String> {
+        Self::with_clock(cpus, nohz_full, faults, self_wake, false, Plant::None)
+    }
+
+    /// [`Sim::new`], on the virtual clock if `virtual_clock` (the soak), with `plant` planted.
+    pub fn with_clock(
+        cpus: usize,
+        nohz_full: &[usize],
+        faults: Faults,
+        self_wake: Option<SelfWake>,
+        virtual_clock: bool,
+        plant: Plant,
+    ) -> Result<Box<Self>, String> {
         let nr = NrCpuIds::<CAP>::new(cpus).map_err(|e| e.to_string())?;
         let sim = Box::new(Sim {
             m: Box::new(Machine::new()),
@@ -208,7 +306,9 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             start: Instant::now(),
             jiffies: JiffiesCell::new(Jiffies::initial(HZ)),
             last_jiffies_update: Mutex::new(0),
-            cpus: (0..cpus).map(|_| SimCpu::default()).collect(),
+            cpus: (0..cpus)
+                .map(|_| CachePadded::new(SimCpu::default()))
+                .collect(),
             stop: AtomicBool::new(false),
             faults,
             self_wake,
@@ -216,6 +316,11 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             bursts: Mutex::new(Vec::new()),
             jumps: AtomicUsize::new(0),
             hotplug: Mutex::new(()),
+            virtual_clock,
+            vnow: AtomicU64::new(0),
+            plant,
+            idle_load: 4,
+            oversubscribed: false,
         });
         for c in &sim.cpus {
             c.tick_expiry.store(tick_nsec(HZ), Relaxed);
@@ -249,8 +354,45 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             .expect("CPU index within the simulated machine")
     }
 
-    fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+    pub(crate) fn now_ns(&self) -> u64 {
+        if self.virtual_clock {
+            self.vnow.load(Relaxed)
+        } else {
+            self.start.elapsed().as_nanos() as u64
+        }
+    }
+
+    /// The virtual clock moves to `t` if it is behind (no-op on the host clock).
+    pub(crate) fn advance_to(&self, t: u64) {
+        if self.virtual_clock && self.vnow.load(Relaxed) < t {
+            self.vnow.fetch_max(t, Relaxed);
+        }
+    }
+
+    /// CPU `i`'s thread starts running crate code (its sequence counter goes odd).
+    #[inline]
+    pub(crate) fn enter(&self, i: usize) {
+        let seq = &self.cpus[i].seq;
+        seq.store(seq.load(Relaxed) + 1, Relaxed);
+        // Orders the odd count before the crate's stores: a snapshot that reads one of them
+        // (then fences with Acquire) reads the odd count too.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+    }
+
+    /// CPU `i`'s thread leaves crate code (its counter goes even, after everything it wrote).
+    #[inline]
+    pub(crate) fn leave(&self, i: usize) {
+        let seq = &self.cpus[i].seq;
+        seq.store(seq.load(Relaxed) + 1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Runs `f` as crate code on CPU `i` (its sequence counter odd meanwhile).
+    #[inline]
+    pub(crate) fn in_crate<T>(&self, i: usize, f: impl FnOnce() -> T) -> T {
+        self.enter(i);
+        let r = f();
+        self.leave(i);
+        r
     }
 
     /// Asks every CPU thread to finish.
@@ -269,11 +411,11 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         CURRENT.with(|c| c.set(cpu));
     }
 
-    fn stopping(&self) -> bool {
+    pub(crate) fn stopping(&self) -> bool {
         self.stop.load(Relaxed)
     }
 
-    fn wake(&self, i: usize) {
+    pub(crate) fn wake(&self, i: usize) {
         let c = &self.cpus[i];
         c.need_resched.store(true, Relaxed);
         if let Some(t) = c.thread.get() {
@@ -292,7 +434,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     }
 
     /// Publishes CPU `i`'s queue length (plus the running task) to the crate's `Rq`.
-    fn sync_rq(&self, i: usize, queued: usize, idle: bool) {
+    pub(crate) fn sync_rq(&self, i: usize, queued: usize, idle: bool) {
         let rq = self.m.rq(self.cpu(i));
         let running = queued + usize::from(!idle);
         rq.set_nr_running(running as u32);
@@ -357,7 +499,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             if let Some(at) = next_hotplug
                 && Instant::now() >= at
             {
-                self.hotplug_cycle(cpu);
+                self.in_crate(i, || self.hotplug_cycle(cpu));
                 next_hotplug = self.hotplug_deadline(&mut rng);
             }
             self.service(cpu);
@@ -365,7 +507,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 self.run_task(cpu, task, &mut rng, &mut next_stall);
                 continue;
             }
-            if self.m.sched_balance_newidle(cpu, self) {
+            if self.in_crate(i, || self.m.sched_balance_newidle(cpu, self)) {
                 continue;
             }
             self.idle(cpu, &mut rng);
@@ -379,7 +521,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         (pinned, clock.finish())
     }
 
-    fn stall_deadline(&self, rng: &mut fastrand::Rng) -> Option<Instant> {
+    pub(crate) fn stall_deadline(&self, rng: &mut fastrand::Rng) -> Option<Instant> {
         (self.faults.stall_us > 0 && self.faults.stall_every_ms > 0).then(|| {
             Instant::now()
                 + Duration::from_millis(rng.u64(1..=self.faults.stall_every_ms.max(1) * 2))
@@ -398,7 +540,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     /// then up again (tick set up, `sched_cpu_activate`). Checks the hotplug invariants on the
     /// way: a deactivated CPU is out of the idle mask, receives no nohz IPI until it is back
     /// (checked in `send_nohz_ipi`), and comes back in a freshly booted CPU's state.
-    fn hotplug_cycle(&self, cpu: Cpu) {
+    pub(crate) fn hotplug_cycle(&self, cpu: Cpu) {
         let Ok(_lock) = self.hotplug.try_lock() else {
             return;
         };
@@ -410,7 +552,11 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         rq.set_curr_is_idle(false);
         self.sync_rq(i, 0, false);
         c.deactivating.store(true, Relaxed);
-        let refused = self.m.sched_cpu_deactivate(cpu, self).is_err();
+        let refused = if self.plant == Plant::HotplugOrder {
+            nohz::testing::sched_cpu_deactivate_old_order(&self.m, cpu, self).is_err()
+        } else {
+            self.m.sched_cpu_deactivate(cpu, self).is_err()
+        };
         c.deactivating.store(false, Relaxed);
         if refused {
             self.counters.hotplug_refused.fetch_add(1, Relaxed);
@@ -418,7 +564,10 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         }
         // From here no nohz IPI may reach it, and it may not be registered.
         c.down.store(true, Relaxed);
-        self.check(!self.m.nohz().idle_cpus_mask().test(cpu));
+        self.check_that(
+            !self.m.nohz().idle_cpus_mask().test(cpu),
+            "a deactivated CPU is in the idle mask",
+        );
         self.push_tasks_away(i);
         // stop-machine: the dying CPU's last steps, its mailbox flushed by the crate.
         if self.m.cpu_dying(cpu, self).is_err() {
@@ -427,10 +576,28 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         c.ipi_pending.store(false, Relaxed);
         rq.set_curr_is_idle(true);
         self.sync_rq(i, 0, true);
-        let until = Instant::now() + Duration::from_micros(self.faults.offline_us);
-        while Instant::now() < until && !self.stopping() {
-            self.check(!self.m.nohz().idle_cpus_mask().test(cpu));
-            std::thread::sleep(Duration::from_micros(100));
+        if self.virtual_clock {
+            // Down for a while of virtual time, the others running meanwhile.
+            let until = self.now_ns() + self.faults.offline_us * 1000;
+            for _ in 0..64 {
+                if self.now_ns() >= until || self.stopping() {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            self.check_that(
+                !self.m.nohz().idle_cpus_mask().test(cpu),
+                "an offline CPU is in the idle mask",
+            );
+        } else {
+            let until = Instant::now() + Duration::from_micros(self.faults.offline_us);
+            while Instant::now() < until && !self.stopping() {
+                self.check_that(
+                    !self.m.nohz().idle_cpus_mask().test(cpu),
+                    "an offline CPU is in the idle mask",
+                );
+                std::thread::sleep(Duration::from_micros(100));
+            }
         }
         // Back: online with its tick device set up (NO_HZ mode, a periodic tick), then
         // activation.
@@ -439,7 +606,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             self.check(false);
         }
         let ts = self.m.tick_sched(cpu);
-        self.check(
+        self.check_that(
             !self.m.nohz().idle_cpus_mask().test(cpu)
                 && rq.nohz_flags().load().is_empty()
                 && !rq.csd_busy()
@@ -449,6 +616,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 && ts.timer_expires_base() == 0
                 && ts.next_tick() == 0
                 && ts.tick_dep_mask() == 0,
+            "a CPU back online is not in a freshly booted CPU's state",
         );
         c.down.store(false, Relaxed);
         self.counters.hotplug_cycles.fetch_add(1, Relaxed);
@@ -456,15 +624,39 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
 
     /// One hotplug invariant check: counts it, and a violation when it fails.
     fn check(&self, holds: bool) {
+        self.check_that(holds, "hotplug invariant");
+    }
+
+    /// One hotplug invariant check, `what` naming the violation.
+    fn check_that(&self, holds: bool, what: &str) {
         self.counters.hotplug_checks.fetch_add(1, Relaxed);
         if !holds {
-            self.counters.invariant_violations.fetch_add(1, Relaxed);
+            self.violation(what);
+        }
+    }
+
+    /// Idle transitions counted so far, all CPUs.
+    pub fn transitions(&self) -> u64 {
+        self.cpus.iter().map(|c| c.transitions.load(Relaxed)).sum()
+    }
+
+    /// Counts an invariant violation; the first one is kept with the transitions counted by
+    /// then.
+    pub(crate) fn violation(&self, what: &str) {
+        self.counters.invariant_violations.fetch_add(1, Relaxed);
+        let mut first = self
+            .counters
+            .first_violation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some((what.to_string(), self.transitions()));
         }
     }
 
     /// Moves every task queued on CPU `i` to the other CPUs that are up (the kernel's
     /// `balance_push` and `sched_cpu_dying` migrations; bound tasks lose their binding).
-    fn push_tasks_away(&self, i: usize) {
+    pub(crate) fn push_tasks_away(&self, i: usize) {
         let tasks: Vec<Task> = {
             let mut q = self.cpus[i].rq.lock().unwrap_or_else(|e| e.into_inner());
             let tasks = q.drain(..).collect();
@@ -482,7 +674,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     /// The model RCU's read-side section around one interrupt of CPU `i`: the counter goes
     /// odd, a SeqCst fence (pairs with the grace period's), the body, the counter even again
     /// with Release.
-    fn rcu_read<T>(&self, i: usize, body: impl FnOnce() -> T) -> T {
+    pub(crate) fn rcu_read<T>(&self, i: usize, body: impl FnOnce() -> T) -> T {
         let rcu = &self.cpus[i].rcu;
         rcu.fetch_add(1, Relaxed);
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
@@ -491,7 +683,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         r
     }
 
-    fn pick(&self, i: usize) -> Option<Task> {
+    pub(crate) fn pick(&self, i: usize) -> Option<Task> {
         let mut rq = self.cpus[i].rq.lock().unwrap_or_else(|e| e.into_inner());
         let task = rq.pop_front()?;
         let rqc = self.m.rq(self.cpu(i));
@@ -503,7 +695,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     }
 
     /// A NO_HZ_FULL CPU needs its tick while it has more than one runnable task.
-    fn update_full_dependency(&self, i: usize) {
+    pub(crate) fn update_full_dependency(&self, i: usize) {
         if !self.cpus[i].nohz_full.load(Relaxed) {
             return;
         }
@@ -568,7 +760,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     }
 
     /// Takes the interrupts that are due on `cpu`.
-    fn service(&self, cpu: Cpu) {
+    pub(crate) fn service(&self, cpu: Cpu) {
         let c = &self.cpus[cpu.index()];
         let now = self.now_ns();
         if c.ipi_pending.load(Relaxed) && now >= c.ipi_at.load(Relaxed) {
@@ -579,64 +771,88 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         }
     }
 
-    /// One interrupt on `cpu`, with irqtime and tick-sched entry and exit, then the softirq, in
-    /// an RCU read-side section (interrupts are off throughout in a kernel).
-    fn irq(&self, cpu: Cpu, kind: Irq) {
-        self.rcu_read(cpu.index(), || self.irq_body(cpu, kind));
+    /// One interrupt on `cpu`, through the crate's driver layer, in an RCU read-side section
+    /// (interrupts are off throughout in a kernel), as crate code (its sequence counter odd).
+    /// Returns whether a kick's csd ran.
+    pub(crate) fn irq(&self, cpu: Cpu, kind: Irq) -> bool {
+        let i = cpu.index();
+        self.enter(i);
+        let ran = self.rcu_read(i, || self.irq_body(cpu, kind));
+        self.leave(i);
+        ran
     }
 
-    fn irq_body(&self, cpu: Cpu, kind: Irq) {
+    fn irq_body(&self, cpu: Cpu, kind: Irq) -> bool {
         let i = cpu.index();
         let c = &self.cpus[i];
-        self.m
-            .irqtime_account_irq(cpu, IrqContext::Task, self.now_ns());
-        self.m.tick_nohz_irq_enter(cpu, self);
         match kind {
             Irq::Ipi => {
-                // The csd may have run already: the idle loop's exit flushes it.
-                if c.ipi_pending.swap(false, Relaxed)
-                    && self.m.flush_smp_call_function_queue(cpu, self)
-                {
-                    self.counters.ipis_delivered.fetch_add(1, Relaxed);
-                    if !self.m.rq(cpu).nohz_idle_balance().is_empty() {
-                        self.counters.ilb_passes.fetch_add(1, Relaxed);
-                    }
+                // The csd may have run already: the idle loop's exit flushes it, and the
+                // kernel's handler then finds the queue empty too.
+                if !c.ipi_pending.swap(false, Relaxed) {
+                    return false;
                 }
+                let ran = if self.plant == Plant::CsdLeak {
+                    self.m.irq_enter(cpu, self);
+                    let ran = nohz::testing::nohz_csd_ipi_without_release(&self.m, cpu, self);
+                    self.m.irq_exit(cpu, self);
+                    ran
+                } else {
+                    self.m.kick_interrupt(cpu, self)
+                };
+                if ran {
+                    c.ipis_delivered.fetch_add(1, Relaxed);
+                }
+                ran
             }
             Irq::Timer => {
                 let now = self.now_ns();
-                if now >= c.next_timer.load(Relaxed) {
-                    // The churn workload's wakeup timer.
-                    c.next_timer.store(KTIME_MAX, Relaxed);
-                    if let Some(w) = self.self_wake {
-                        let work = fastrand::u64(w.min_work_us..=w.max_work_us.max(w.min_work_us));
-                        self.enqueue(
-                            i,
-                            [Task {
-                                work_us: work,
-                                burst: None,
-                                pinned: true,
-                            }],
-                        );
+                let wakeup = now >= c.next_timer.load(Relaxed);
+                let tick = c.tick_due(now);
+                let registered = self.m.rq(cpu).nohz_tick_stopped();
+                if wakeup {
+                    // The workload's wakeup timer fires in the same interrupt as the tick (an
+                    // hrtimer interrupt runs every expired timer), before it.
+                    self.m.irq_enter(cpu, self);
+                    self.wakeup_timer(i);
+                    if tick {
+                        c.tick_armed.store(false, Relaxed);
+                        self.m.tick_sched_timer(cpu, self);
                     }
-                }
-                if c.tick_due(now) {
+                    self.m.irq_exit(cpu, self);
+                } else if tick {
                     // A one-shot timer fires once; the handler re-arms a periodic tick.
                     c.tick_armed.store(false, Relaxed);
-                    self.m.tick_sched_timer(cpu, self);
+                    self.m.timer_interrupt(cpu, self);
                 }
+                if registered && !self.m.rq(cpu).nohz_tick_stopped() {
+                    // Its first busy tick took it out of the idle mask: one transition.
+                    c.transitions.fetch_add(1, Relaxed);
+                }
+                false
             }
         }
-        self.m
-            .irqtime_account_irq(cpu, IrqContext::Hardirq, self.now_ns());
-        self.m.tick_nohz_irq_exit(cpu, self);
-        if c.softirq.swap(false, Relaxed) {
-            self.m.sched_balance_softirq(cpu, self);
+    }
+
+    /// The workload's wakeup timer on CPU `i`: the churn workload's (and the soak's) next task.
+    fn wakeup_timer(&self, i: usize) {
+        let c = &self.cpus[i];
+        c.next_timer.store(KTIME_MAX, Relaxed);
+        if let Some(w) = self.self_wake {
+            let work = fastrand::u64(w.min_work_us..=w.max_work_us.max(w.min_work_us));
+            self.enqueue(
+                i,
+                [Task {
+                    work_us: work,
+                    burst: None,
+                    pinned: true,
+                }],
+            );
         }
     }
 
     /// Nothing to run: the crate's idle loop, with the churn wakeup timer armed first.
-    fn idle(&self, cpu: Cpu, rng: &mut fastrand::Rng) {
+    pub(crate) fn idle(&self, cpu: Cpu, rng: &mut fastrand::Rng) {
         let i = cpu.index();
         let c = &self.cpus[i];
         if let Some(w) = self.self_wake {
@@ -652,12 +868,12 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         }
         rq.set_avg_idle(1_000_000);
         // Idle adds blocked load for the ILB to decay.
-        c.blocked_load.store(4, Relaxed);
+        c.blocked_load.store(self.idle_load, Relaxed);
         c.idle_entries.fetch_add(1, Relaxed);
         c.calls_at_entry
             .store(self.m.tick_sched(cpu).idle_calls(), Relaxed);
         c.stop_attempt_ran.store(false, Relaxed);
-        let exit = self.m.do_idle(cpu, self);
+        let exit = self.in_crate(i, || self.m.do_idle(cpu, self));
         c.stop_attempt_ran.store(false, Relaxed);
         if exit == IdleExit::Resched {
             c.need_resched.store(false, Relaxed);
@@ -675,7 +891,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             }
             let rq = self.m.rq(cpu);
             if rq.nohz_flags().load().intersects(NohzFlags::KICK_MASK) || rq.csd_busy() {
-                self.counters.invariant_violations.fetch_add(1, Relaxed);
+                self.violation("kick bits or a busy csd left behind at the end");
             }
             CURRENT.with(|x| x.set(None));
         }
@@ -684,7 +900,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
 
 /// What interrupted a CPU.
 #[derive(Debug, Clone, Copy)]
-enum Irq {
+pub(crate) enum Irq {
     Ipi,
     Timer,
 }
@@ -705,19 +921,72 @@ impl<P: Policy, const HZ: u32> CpuState<CAP> for Sim<P, HZ> {
     }
     fn synchronize_rcu(&self) {
         let me = CURRENT.with(Cell::get);
-        // The CPU going down idles while its hotplug thread sleeps here: the idle loop's tick
-        // stop and idle entry run (the crate must refuse to register it now).
         let dying = me.filter(|&i| self.cpus[i].deactivating.load(Relaxed));
-        if let Some(i) = dying {
-            let cpu = self.cpu(i);
-            let rq = self.m.rq(cpu);
-            rq.set_curr_is_idle(true);
-            self.sync_rq(i, 0, true);
-            self.m.tick_nohz_idle_enter(cpu, self);
-            self.m.tick_nohz_idle_stop_tick(cpu, self);
+        let Some(i) = dying else {
+            return self.grace_period(me);
+        };
+        // The hotplug thread sleeps: the CPU runs its idle task, the crate's do_idle (the
+        // crate must refuse to register it now), whose idle state waits for the grace period.
+        let cpu = self.cpu(i);
+        let c = &self.cpus[i];
+        let rq = self.m.rq(cpu);
+        rq.set_curr_is_idle(true);
+        self.sync_rq(i, 0, true);
+        // A reschedule already pending (a wakeup, the run's stop) waits for the idle pass.
+        let pending = c.need_resched.swap(false, Relaxed);
+        c.grace_wait.store(true, Relaxed);
+        self.m.do_idle(cpu, self);
+        if c.grace_wait.swap(false, Relaxed) {
+            // The idle loop ended before its idle state (the run is stopping): wait here.
+            self.grace_period(me);
         }
-        // The grace period: every other CPU is seen outside an interrupt, or leaves the one it
-        // is in (the Acquire pairs with its Release on leaving).
+        c.need_resched.store(pending || self.stopping(), Relaxed);
+        // The hotplug thread runs again.
+        rq.set_curr_is_idle(false);
+        self.sync_rq(i, 0, false);
+    }
+}
+
+impl<P: Policy, const HZ: u32> Sim<P, HZ> {
+    /// The idle state on the host clock: parks until the next interrupt is due or a wakeup.
+    fn host_idle_state(&self, cpu: Cpu) {
+        let c = &self.cpus[cpu.index()];
+        loop {
+            if c.need_resched.load(Relaxed) {
+                return;
+            }
+            if self.stopping() {
+                // The run's end reschedules: the idle loop returns.
+                c.need_resched.store(true, Relaxed);
+                return;
+            }
+            let now = self.now_ns();
+            let ipi_due = c.ipi_pending.load(Relaxed) && now >= c.ipi_at.load(Relaxed);
+            let timer_due = c.tick_due(now);
+            if ipi_due || timer_due {
+                // An interrupt ends the idle state.
+                self.irq(cpu, if ipi_due { Irq::Ipi } else { Irq::Timer });
+                return;
+            }
+            let mut deadline = if c.tick_armed.load(Relaxed) {
+                c.tick_expiry.load(Relaxed)
+            } else {
+                KTIME_MAX
+            };
+            if c.ipi_pending.load(Relaxed) {
+                deadline = deadline.min(c.ipi_at.load(Relaxed));
+            }
+            let wait = deadline.saturating_sub(now).min(1_000_000);
+            let t0 = Instant::now();
+            std::thread::park_timeout(Duration::from_nanos(wait.max(1_000)));
+            c.waited_ns
+                .fetch_add(t0.elapsed().as_nanos() as u64, Relaxed);
+        }
+    }
+
+    /// The grace period: every CPU but `me` is seen outside an interrupt, or leaves the one it
+    /// is in (the Acquire pairs with its Release on leaving).
+    fn grace_period(&self, me: Option<usize>) {
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         for (j, c) in self.cpus.iter().enumerate() {
             if Some(j) == me {
@@ -731,24 +1000,18 @@ impl<P: Policy, const HZ: u32> CpuState<CAP> for Sim<P, HZ> {
             }
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        if let Some(i) = dying {
-            let cpu = self.cpu(i);
-            self.m.tick_nohz_idle_exit(cpu, self);
-            // The hotplug thread runs again.
-            self.m.rq(cpu).set_curr_is_idle(false);
-            self.sync_rq(i, 0, false);
-        }
     }
 }
 
 impl<P: Policy, const HZ: u32> Ipi<CAP> for Sim<P, HZ> {
-    fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
+    fn send_nohz_ipi(&self, from: Cpu, to: Cpu) {
         let c = &self.cpus[to.index()];
         if self.faults.hotplug_every_ms > 0 {
             // No nohz IPI to a CPU whose deactivation returned, until it is back.
-            self.check(!c.down.load(Relaxed));
+            self.check_that(!c.down.load(Relaxed), "a nohz IPI to a deactivated CPU");
         }
         let delay = if self.faults.ipi_delay_us > 0 {
+            self.cpus[from.index()].faults.fetch_add(1, Relaxed);
             fastrand::u64(0..=self.faults.ipi_delay_us) * 1000
         } else {
             0
@@ -759,7 +1022,7 @@ impl<P: Policy, const HZ: u32> Ipi<CAP> for Sim<P, HZ> {
         // ran the first one's csd: a send while the csd is still busy is refused by kick_ilb
         // and counted as a CsdBusy warning.
         c.ipi_pending.store(true, Relaxed);
-        self.counters.kicks_sent.fetch_add(1, Relaxed);
+        self.cpus[from.index()].kicks_sent.fetch_add(1, Relaxed);
         if let Some(t) = c.thread.get() {
             t.unpark();
         }
@@ -767,8 +1030,13 @@ impl<P: Policy, const HZ: u32> Ipi<CAP> for Sim<P, HZ> {
 }
 
 impl<P: Policy, const HZ: u32> Softirq<CAP> for Sim<P, HZ> {
+    /// The crate keeps the pending bit and [`Machine::irq_exit`] runs the softirq; the
+    /// harness only counts the raises that carry ILB work (the csd handler hands its flags to
+    /// `rq.nohz_idle_balance` before raising).
     fn raise_sched_softirq(&self, cpu: Cpu) {
-        self.cpus[cpu.index()].softirq.store(true, Relaxed);
+        if !self.m.rq(cpu).nohz_idle_balance().is_empty() {
+            self.cpus[cpu.index()].ilb_passes.fetch_add(1, Relaxed);
+        }
     }
 }
 
@@ -915,36 +1183,26 @@ impl<P: Policy, const HZ: u32> IdleHooks<CAP> for Sim<P, HZ> {
     fn cpuidle_enter(&self, cpu: Cpu) {
         let i = cpu.index();
         let c = &self.cpus[i];
+        if c.grace_wait.swap(false, Relaxed) {
+            // The dying CPU's idle state during its deactivation: the grace period passes.
+            self.grace_period(Some(i));
+            c.need_resched.store(true, Relaxed);
+            return;
+        }
         // Past the stop attempt of this idle period, if it ran (idle_calls moved).
         if self.m.tick_sched(cpu).idle_calls() > c.calls_at_entry.load(Relaxed) {
             c.stop_attempt_ran.store(true, Relaxed);
         }
-        loop {
-            if c.need_resched.load(Relaxed) || self.stopping() {
-                return;
-            }
-            let now = self.now_ns();
-            let ipi_due = c.ipi_pending.load(Relaxed) && now >= c.ipi_at.load(Relaxed);
-            let timer_due = c.tick_due(now);
-            if ipi_due || timer_due {
-                // An interrupt ends the idle state.
-                self.irq(cpu, if ipi_due { Irq::Ipi } else { Irq::Timer });
-                return;
-            }
-            let mut deadline = if c.tick_armed.load(Relaxed) {
-                c.tick_expiry.load(Relaxed)
-            } else {
-                KTIME_MAX
-            };
-            if c.ipi_pending.load(Relaxed) {
-                deadline = deadline.min(c.ipi_at.load(Relaxed));
-            }
-            let wait = deadline.saturating_sub(now).min(1_000_000);
-            let t0 = Instant::now();
-            std::thread::park_timeout(Duration::from_nanos(wait.max(1_000)));
-            c.waited_ns
-                .fetch_add(t0.elapsed().as_nanos() as u64, Relaxed);
+        // Outside crate code until an interrupt or the return.
+        c.in_idle_state.store(true, Relaxed);
+        self.leave(i);
+        if self.virtual_clock {
+            self.soak_idle_state(cpu);
+        } else {
+            self.host_idle_state(cpu);
         }
+        self.enter(i);
+        c.in_idle_state.store(false, Relaxed);
     }
     fn report_idle_dead(&self, _cpu: Cpu) {}
 }

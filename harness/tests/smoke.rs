@@ -7,13 +7,7 @@ use nohz_stress::scenario::{RunConfig, Scenario, run};
 use nohz_stress::sim::Faults;
 
 fn cfg(scenario: Scenario, cpus: usize, faults: Faults) -> RunConfig {
-    RunConfig {
-        scenario,
-        cpus,
-        seconds: 0.4,
-        faults,
-        pin: true,
-    }
+    RunConfig::new(scenario, cpus, 0.4, faults, true)
 }
 
 #[test]

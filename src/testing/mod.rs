@@ -19,7 +19,10 @@
 
 extern crate std;
 
+mod plant;
 mod world;
+
+pub use plant::{nohz_csd_ipi_without_release, sched_cpu_deactivate_old_order};
 
 pub use world::{CPUS, START_JIFFIES, ShardedHint, ShardedStrict, World, set_busy, set_idle};
 

@@ -7,7 +7,9 @@
 //! inline to the declared ordering: a named site costs exactly what the bare ordering costs.
 //! In a loom build a test may weaken one site at a time (see `mutation`, present only under
 //! `nohz_loom`): the loom models then prove that each ordering is *needed* (the weakened model
-//! fails), not only that the declared one is sufficient.
+//! fails), not only that the declared one is sufficient. In a probe build (`--cfg nohz_probe`)
+//! a run-time switch weakens one site machine-wide (`probe::weaken_globally`), for the harness
+//! soak's planted-bug runs on real threads.
 
 use super::{Ordering, raw_fence};
 
@@ -159,6 +161,10 @@ impl Site {
         if let Some(Weakening::To(o)) = mutation::active_for(self) {
             return o;
         }
+        #[cfg(all(nohz_probe, not(nohz_loom)))]
+        if let Some(Weakening::To(o)) = super::probe::active_for(self) {
+            return o;
+        }
         self.ordering
     }
 
@@ -178,6 +184,12 @@ impl Site {
     pub fn fence(&'static self) {
         #[cfg(nohz_loom)]
         match mutation::active_for(self) {
+            Some(Weakening::Removed) => return,
+            Some(Weakening::To(o)) => return raw_fence(o),
+            None => {}
+        }
+        #[cfg(all(nohz_probe, not(nohz_loom)))]
+        match super::probe::active_for(self) {
             Some(Weakening::Removed) => return,
             Some(Weakening::To(o)) => return raw_fence(o),
             None => {}
