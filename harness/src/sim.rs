@@ -798,7 +798,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                     self.m.irq_exit(cpu, self);
                     ran
                 } else {
-                    self.m.kick_interrupt(cpu, self)
+                    self.m.kick_interrupt(cpu, self).is_some()
                 };
                 if ran {
                     c.ipis_delivered.fetch_add(1, Relaxed);
