@@ -3,6 +3,11 @@
 
 use clap::{Parser, ValueEnum};
 use nohz::{Legacy, Patched, Scalable};
+
+/// The `Sharded` policy the harness runs: the default layout (each LLC split into shards of
+/// at most 64 CPUs), `LocalFirst`, `Hint`, with room for the harness's whole capacity
+/// ([`CAP`](nohz_stress::sim::CAP) / 64 shards).
+type ShardedDefault = nohz::Sharded<{ nohz_stress::sim::CAP / 64 }>;
 use nohz_stress::measure::interleave_many;
 use nohz_stress::report::{
     EXIT_INCONCLUSIVE, EXIT_USAGE, EXIT_VIOLATION, MIN_KEPT, Report, compare,
@@ -18,7 +23,8 @@ use std::time::Instant;
 enum PolicyArg {
     /// Legacy and Patched, interleaved, with Patched's ratio to Legacy.
     Both,
-    /// Legacy, Patched and Scalable, interleaved, with each one's ratio to Legacy.
+    /// Every policy (Legacy, Patched, Scalable, Sharded), interleaved, with each one's ratio to
+    /// Legacy.
     All,
     /// The kernel with the seeds applied.
     Patched,
@@ -26,6 +32,9 @@ enum PolicyArg {
     Legacy,
     /// Beyond the kernel: Patched with the nohz flags read before written.
     Scalable,
+    /// Beyond the kernel: Scalable with the idle mask split into shards of at most 64 CPUs
+    /// per LLC, with a sticky summary (`LocalFirst`, `Hint`).
+    Sharded,
 }
 
 /// A policy a run uses.
@@ -34,6 +43,7 @@ enum Pol {
     Legacy,
     Patched,
     Scalable,
+    Sharded,
 }
 
 impl Pol {
@@ -42,6 +52,7 @@ impl Pol {
             Pol::Legacy => "legacy",
             Pol::Patched => "patched",
             Pol::Scalable => "scalable",
+            Pol::Sharded => "sharded",
         }
     }
 }
@@ -51,10 +62,11 @@ impl PolicyArg {
     fn policies(self) -> Vec<Pol> {
         match self {
             PolicyArg::Both => vec![Pol::Legacy, Pol::Patched],
-            PolicyArg::All => vec![Pol::Legacy, Pol::Patched, Pol::Scalable],
+            PolicyArg::All => vec![Pol::Legacy, Pol::Patched, Pol::Scalable, Pol::Sharded],
             PolicyArg::Patched => vec![Pol::Patched],
             PolicyArg::Legacy => vec![Pol::Legacy],
             PolicyArg::Scalable => vec![Pol::Scalable],
+            PolicyArg::Sharded => vec![Pol::Sharded],
         }
     }
 }
@@ -242,6 +254,10 @@ fn run_one(cfg: &RunConfig, pol: Pol, hz: u32) -> Result<RunStats, String> {
         (Pol::Scalable, 250) => run::<Scalable, 250>(cfg),
         (Pol::Scalable, 300) => run::<Scalable, 300>(cfg),
         (Pol::Scalable, _) => run::<Scalable, 1000>(cfg),
+        (Pol::Sharded, 100) => run::<ShardedDefault, 100>(cfg),
+        (Pol::Sharded, 250) => run::<ShardedDefault, 250>(cfg),
+        (Pol::Sharded, 300) => run::<ShardedDefault, 300>(cfg),
+        (Pol::Sharded, _) => run::<ShardedDefault, 1000>(cfg),
     }
 }
 

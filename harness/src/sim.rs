@@ -470,7 +470,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             if ts.flags().contains(TsFlags::STOPPED | TsFlags::INIDLE)
                 && self.cpus[cpu.index()].stop_attempt_ran.load(Relaxed)
                 && self.m.rq(cpu).idle_cpu()
-                && !self.m.nohz().idle_cpus_mask().test(cpu)
+                && !self.m.nohz_idle_test(cpu)
             {
                 self.counters.invisible_idle_ticks.fetch_add(1, Relaxed);
             }
@@ -565,7 +565,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         // From here no nohz IPI may reach it, and it may not be registered.
         c.down.store(true, Relaxed);
         self.check_that(
-            !self.m.nohz().idle_cpus_mask().test(cpu),
+            !self.m.nohz_idle_test(cpu),
             "a deactivated CPU is in the idle mask",
         );
         self.push_tasks_away(i);
@@ -586,14 +586,14 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 std::thread::yield_now();
             }
             self.check_that(
-                !self.m.nohz().idle_cpus_mask().test(cpu),
+                !self.m.nohz_idle_test(cpu),
                 "an offline CPU is in the idle mask",
             );
         } else {
             let until = Instant::now() + Duration::from_micros(self.faults.offline_us);
             while Instant::now() < until && !self.stopping() {
                 self.check_that(
-                    !self.m.nohz().idle_cpus_mask().test(cpu),
+                    !self.m.nohz_idle_test(cpu),
                     "an offline CPU is in the idle mask",
                 );
                 std::thread::sleep(Duration::from_micros(100));
@@ -607,7 +607,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         }
         let ts = self.m.tick_sched(cpu);
         self.check_that(
-            !self.m.nohz().idle_cpus_mask().test(cpu)
+            !self.m.nohz_idle_test(cpu)
                 && rq.nohz_flags().load().is_empty()
                 && !rq.csd_busy()
                 && !rq.nohz_tick_stopped()

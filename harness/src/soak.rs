@@ -140,14 +140,13 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     fn read_invariants(&self) -> Findings {
         let mut f = Findings::default();
         let nohz = self.m.nohz();
-        let mask = nohz.idle_cpus_mask();
         let global_blocked = nohz.has_blocked_load();
         let o1 = cfg!(any(target_arch = "x86", target_arch = "x86_64")) || P::READ_BEFORE_WRITE;
         for cpu in self.nr.iter() {
             let i = cpu.index();
             let c = &self.cpus[i];
             let rq = self.m.rq(cpu);
-            let in_mask = mask.test(cpu);
+            let in_mask = self.m.nohz_idle_test(cpu);
             let registered = rq.nohz_tick_stopped();
             f.expect(in_mask == registered, || {
                 format!("CPU {i}: in the idle mask {in_mask}, registered {registered}")

@@ -28,7 +28,7 @@ pub fn tick_stopped<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
 
 /// Whether CPU `i` is in `nohz.idle_cpus_mask`.
 pub fn in_idle_mask<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
-    k.0.nohz().idle_cpus_mask().test(cpu(k, i))
+    k.0.nohz_idle_test(cpu(k, i))
 }
 
 /// CPU `i` came back in a freshly booted CPU's state: out of the idle mask, no kick bits, a
