@@ -236,3 +236,16 @@ fn two_cpus_at_one_bit_of_two_words_never_cancel() {
         }
     }
 }
+
+/// A mask holds 64 CPUs per word; a CPU set names its capacity and prints as the kernel's logs
+/// name CPUs.
+#[test]
+fn capacities_and_names() {
+    assert_eq!(CpuMask::<1>::CAPACITY, 64);
+    assert_eq!(CpuMask::<2>::CAPACITY, 128);
+    assert_eq!(CpuMask::<16>::CAPACITY, 1024);
+    let ids = NrCpuIds::<256>::new(3).unwrap();
+    assert_eq!(ids.capacity(), 256);
+    assert_eq!(ids.get(), 3);
+    assert_eq!(ids.cpu(2).unwrap().to_string(), "CPU2");
+}

@@ -99,6 +99,19 @@ fn clearing_a_cpu_dependency_lets_the_tick_stop_again<P: Policy>() {
     assert!(w.m.tick_nohz_tick_stopped(c));
 }
 
+/// The same dependency bit from two sources (the machine and this CPU) still keeps the
+/// tick: dependencies add up, whichever mask holds them.
+fn one_dependency_from_two_sources_keeps_the_tick<P: Policy>() {
+    let w = busy_full_cpu::<P>();
+    let c = w.cpu(3);
+    w.m.tick_dep_set(TICK_DEP_SCHED);
+    w.ts(3).tick_dep_set_cpu(TICK_DEP_SCHED);
+    assert!(!w.m.can_stop_full_tick(c, &*w.p), "machine and CPU");
+    w.m.tick_dep_clear(TICK_DEP_SCHED);
+    w.p.set_task_tick_dependencies(c, TICK_DEP_SCHED);
+    assert!(!w.m.can_stop_full_tick(c, &*w.p), "CPU and task");
+}
+
 for_each_policy!(
     dependencies_keep_the_tick,
     the_full_stop_never_registers_the_busy_cpu,
@@ -107,4 +120,5 @@ for_each_policy!(
     housekeeping_cpus_ignore_the_full_update,
     clearing_a_global_dependency_lets_the_tick_stop_again,
     clearing_a_cpu_dependency_lets_the_tick_stop_again,
+    one_dependency_from_two_sources_keeps_the_tick,
 );

@@ -173,6 +173,48 @@ fn activating_nohz_twice_keeps_the_mode<P: Policy>() {
     assert_eq!(w.ts(1).flags(), TsFlags::NOHZ | TsFlags::HIGHRES);
 }
 
+/// The usual wakeup: an interrupt ends the idle state (its entry paused idle accounting), its
+/// exit sees the reschedule and leaves accounting paused, then the idle exit restarts the
+/// stopped tick all the same.
+fn a_woken_cpu_restarts_its_tick_though_the_interrupt_paused_accounting<P: Policy>() {
+    let w = World::<P>::new(4);
+    stop(&w, 1);
+    let c = w.cpu(1);
+    w.p.advance_time_ns(4 * TICK);
+    w.m.irq_enter(c, &*w.p);
+    w.p.set_need_resched(c, true);
+    w.m.irq_exit(c, &*w.p);
+    assert!(!w.ts(1).flags().contains(TsFlags::IDLE_ACTIVE));
+    w.p.take_events();
+    w.m.tick_nohz_idle_exit(c, &*w.p);
+    assert!(!w.ts(1).tick_stopped(), "restarted");
+    assert!(
+        w.events()
+            .iter()
+            .any(|e| matches!(e, Event::ProgramTick { cpu, .. } if *cpu == c))
+    );
+}
+
+/// `tick_nohz_account_idle_time` accounts `ticks < LONG_MAX` only: a jiffies distance of
+/// `LONG_MAX` or more (a clock that jumped half its range) is not idle time.
+fn an_idle_period_of_long_max_jiffies_is_not_accounted<P: Policy>() {
+    for (jump, accounted) in [
+        (isize::MAX as usize - 1, true),
+        (isize::MAX as usize, false),
+    ] {
+        let w = World::<P>::new(4);
+        stop(&w, 2);
+        w.advance(jump);
+        w.p.take_events();
+        w.m.tick_nohz_idle_exit(w.cpu(2), &*w.p);
+        let ticks = w
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::IdleTicks { .. }));
+        assert_eq!(ticks, accounted, "a jump of {jump} jiffies");
+    }
+}
+
 for_each_policy!(
     enter_starts_idle_accounting,
     enter_with_a_cached_event_warns,
@@ -185,4 +227,6 @@ for_each_policy!(
     restart_sched_tick_rearms_on_the_old_phase,
     retain_tick_drops_the_cached_next_event,
     activating_nohz_twice_keeps_the_mode,
+    a_woken_cpu_restarts_its_tick_though_the_interrupt_paused_accounting,
+    an_idle_period_of_long_max_jiffies_is_not_accounted,
 );
