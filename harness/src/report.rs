@@ -233,6 +233,7 @@ fn own_metrics(r: &RunStats) -> String {
             ("trans/s", r.transitions_per_sec),
             ("checks", Some(r.checks as f64)),
             ("faults", Some(r.faults_injected as f64)),
+            ("ilb_spread", r.ilb_pick_spread),
         ],
         _ => Vec::new(),
     };

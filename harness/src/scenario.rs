@@ -178,6 +178,22 @@ pub struct RunStats {
     pub first_violation: Option<String>,
     /// Transitions counted when the first violation was seen.
     pub violation_after_transitions: Option<u64>,
+    /// The ILB-pick histogram: how many kick IPIs each CPU received (`find_new_ilb` picked it).
+    pub ilb_picks: Vec<u64>,
+    /// The histogram's spread over the housekeeping CPUs that were picked at all: the most
+    /// picks of one CPU over the mean (1.0 is perfectly even; `None` with fewer than 2 picked).
+    pub ilb_pick_spread: Option<f64>,
+}
+
+/// The ILB-pick histogram's spread: the most picks of one CPU over the mean of the CPUs picked
+/// at all (`None` with fewer than two picked).
+pub fn pick_spread(picks: impl Iterator<Item = u64>) -> Option<f64> {
+    let picked: Vec<u64> = picks.filter(|&n| n > 0).collect();
+    if picked.len() < 2 {
+        return None;
+    }
+    let mean = picked.iter().sum::<u64>() as f64 / picked.len() as f64;
+    picked.iter().max().map(|&m| m as f64 / mean)
 }
 
 impl RunStats {
@@ -195,6 +211,8 @@ impl RunStats {
             idle_transitions: 0,
             transitions: 0,
             kicks_sent: 0,
+            ilb_picks: Vec::new(),
+            ilb_pick_spread: None,
             ipis_delivered: 0,
             ilb_passes: 0,
             tasks_completed: 0,
@@ -361,6 +379,8 @@ fn base_stats<P: Policy, const HZ: u32>(
         idle_transitions: sum(|c| c.idle_entries.load(Relaxed)),
         transitions: sum(|c| c.transitions.load(Relaxed)),
         kicks_sent: sum(|c| c.kicks_sent.load(Relaxed)),
+        ilb_picks: sim.cpus.iter().map(|c| c.ilb_picks.load(Relaxed)).collect(),
+        ilb_pick_spread: pick_spread(sim.cpus.iter().map(|c| c.ilb_picks.load(Relaxed))),
         ipis_delivered: sum(|c| c.ipis_delivered.load(Relaxed)),
         ilb_passes: sum(|c| c.ilb_passes.load(Relaxed)),
         tasks_completed: sum(|c| c.completed.load(Relaxed)),

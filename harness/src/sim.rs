@@ -189,6 +189,10 @@ pub struct SimCpu {
     pub transitions: AtomicU64,
     /// nohz kick IPIs this CPU sent.
     pub kicks_sent: AtomicU64,
+    /// Times `find_new_ilb` picked this CPU: the kick IPIs sent to it (the ILB-pick
+    /// histogram; under `Sharded`'s `LocalFirst` order the picks should spread over the idle
+    /// CPUs).
+    pub ilb_picks: AtomicU64,
     /// nohz kick IPIs this CPU handled that found a queued csd.
     pub ipis_delivered: AtomicU64,
     /// Kicks this CPU's csd handed to its softirq as ILB work (it was idle).
@@ -1022,6 +1026,7 @@ impl<P: Policy, const HZ: u32> Ipi<CAP> for Sim<P, HZ> {
         // ran the first one's csd: a send while the csd is still busy is refused by kick_ilb
         // and counted as a CsdBusy warning.
         c.ipi_pending.store(true, Relaxed);
+        c.ilb_picks.fetch_add(1, Relaxed);
         self.cpus[from.index()].kicks_sent.fetch_add(1, Relaxed);
         if let Some(t) = c.thread.get() {
             t.unpark();

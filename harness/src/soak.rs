@@ -176,6 +176,16 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 });
             }
         }
+        // I-S1 (sharded idle set): at a quiescent point every shard holding an idle CPU is
+        // flagged in the summary, or the busy tick's "anyone tickless?" test could miss it.
+        if P::SHARDED {
+            for s in 0..self.m.nr_shards() {
+                let word = self.m.shard_word(s);
+                f.expect(word == 0 || self.m.shard_flagged(s), || {
+                    format!("I-S1: shard {s} holds idle CPUs ({word:#x}) but is not flagged")
+                });
+            }
+        }
         f
     }
 
