@@ -178,11 +178,19 @@ pub struct RunStats {
     pub first_violation: Option<String>,
     /// Transitions counted when the first violation was seen.
     pub violation_after_transitions: Option<u64>,
-    /// The ILB-pick histogram: how many kick IPIs each CPU received (`find_new_ilb` picked it).
+    /// The ILB-pick histogram: how many kick IPIs each CPU received (`find_new_ilb` picked it),
+    /// CPU 0 first; written as one space-separated field, so that the CSV keeps one column.
+    #[serde(serialize_with = "space_separated")]
     pub ilb_picks: Vec<u64>,
     /// The histogram's spread over the housekeeping CPUs that were picked at all: the most
     /// picks of one CPU over the mean (1.0 is perfectly even; `None` with fewer than 2 picked).
     pub ilb_pick_spread: Option<f64>,
+}
+
+/// Writes a list of counts as one field: the numbers, space-separated.
+fn space_separated<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    let text: Vec<String> = v.iter().map(u64::to_string).collect();
+    s.serialize_str(&text.join(" "))
 }
 
 /// The ILB-pick histogram's spread: the most picks of one CPU over the mean of the CPUs picked
