@@ -38,7 +38,7 @@ for line in syms.splitlines():
     if len(parts) == 3 and parts[2] not in funcs and int(parts[0], 16) in at:
         funcs[parts[2]] = funcs[at[int(parts[0], 16)]]
 bad = 0
-for f in [f"t9_{op}_idle_{p}" for p in ("patched", "legacy", "scalable") for op in ("enter", "exit")]:
+for f in [f"t9_{op}_idle_{p}" for p in ("patched", "legacy", "scalable", "sharded") for op in ("enter", "exit")]:
     body = funcs.get(f)
     if body is None:
         print(f"T9 {f}: not found in the binary"); bad += 1; continue

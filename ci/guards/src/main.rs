@@ -111,6 +111,22 @@ pub fn t9_exit_idle_scalable(m: &nohz::machine!(Scalable, N), cpu: Cpu, p: &Bare
     m.nohz_balance_exit_idle(cpu, p);
 }
 
+/// The `Sharded` policy the guards read: the default layout (LLC shards of at most 64 CPUs),
+/// `LocalFirst`, `Hint`; one shard per CPU here (each CPU its own LLC).
+type ShardedDefault = nohz::Sharded<N>;
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_enter_idle_sharded(m: &nohz::machine!(ShardedDefault, N), cpu: Cpu, p: &Bare) {
+    m.nohz_balance_enter_idle(cpu, p);
+}
+
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t9_exit_idle_sharded(m: &nohz::machine!(ShardedDefault, N), cpu: Cpu, p: &Bare) {
+    m.nohz_balance_exit_idle(cpu, p);
+}
+
 /// The not-due path: a busy CPU's kick while `nohz.next_balance` is ahead, no blocked load
 /// due and no update needed (returns `NoFlags`).
 #[unsafe(no_mangle)]
@@ -199,7 +215,9 @@ fn main() {
             let mp = machine::<Patched>(&p);
             let ml = machine::<Legacy>(&p);
             let ms = machine::<Scalable>(&p);
+            let mh = machine::<ShardedDefault>(&p);
             let (cp, cl, cs) = (mp.cpu(1).unwrap(), ml.cpu(1).unwrap(), ms.cpu(1).unwrap());
+            let ch = mh.cpu(1).unwrap();
             for _ in 0..n {
                 t9_enter_idle_patched(black_box(&mp), cp, &p);
                 t9_exit_idle_patched(black_box(&mp), cp, &p);
@@ -208,6 +226,8 @@ fn main() {
                 t9_enter_idle_scalable(black_box(&ms), cs, &p);
                 t9_enter_idle_scalable(black_box(&ms), cs, &p);
                 t9_exit_idle_scalable(black_box(&ms), cs, &p);
+                t9_enter_idle_sharded(black_box(&mh), ch, &p);
+                t9_exit_idle_sharded(black_box(&mh), ch, &p);
             }
         }
         #[cfg(nohz_probe)]
