@@ -8,6 +8,8 @@
 #        cachegrind (exact and repeatable), may not grow more than 2 instructions past the
 #        committed baseline in ci/guards/t5a-baseline-{patched,scalable}.txt. If it shrinks, the script says so:
 #        lower the baseline in the same commit;
+#   T8e: Sharded's enter and exit cost at most the committed number of instructions more
+#        than Scalable's (ci/guards/t8e-baseline.txt), measured with cachegrind;
 #   T11: a `static` Machine (1024 CPUs) lands in .bss: a fresh machine is all zeros, so a
 #        large NR_CPUS costs a kernel no image size;
 #   T10: under Scalable, a registered CPU re-entering idle (every idle pass after seed 001)
@@ -74,6 +76,37 @@ for policy in patched scalable; do
     fi
 done
 (( status == 0 )) || exit 1
+
+# T8e: Sharded's quiet overhead in instructions, enter and exit against Scalable's, per call,
+# from cachegrind's per-function counts over the `pairs` loop (each turn: a first and a repeat
+# enter, then an exit, per policy). The spec's target is Ir(sharded enter) - Ir(flat enter) <= 3;
+# the committed baseline (ci/guards/t8e-baseline.txt: the enter and exit differences) may not
+# grow.
+cg=$(mktemp)
+turns=10000
+valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg" "$bin" pairs "$turns" >/dev/null 2>&1
+read -r enter_delta exit_delta < <(cg_annotate "$cg" 2>/dev/null | python3 -c '
+import re, sys
+ir = {}
+for line in sys.stdin:
+    m = re.match(r"\s*([0-9,]+) \(.*\)\s+\S*:(t9_\w+)$", line.rstrip())
+    if m:
+        ir[m.group(2)] = int(m.group(1).replace(",", ""))
+turns = int(sys.argv[1])
+enter = (ir["t9_enter_idle_sharded"] - ir["t9_enter_idle_scalable"]) / (2 * turns)
+# Scalable exit shares its body with Patched (the linker folded them): that body ran 2 x turns.
+exit_ = ir["t9_exit_idle_sharded"] / turns - ir["t9_exit_idle_patched"] / (2 * turns)
+print(round(enter), round(exit_))
+' "$turns")
+rm -f "$cg"
+read -r base_enter base_exit < t8e-baseline.txt
+verdict=pass
+if (( enter_delta > base_enter || exit_delta > base_exit )); then
+    verdict=fail
+fi
+target=met; (( enter_delta > 3 )) && target="missed (the spec asks <= 3)"
+echo "T8e Sharded over Scalable: enter +$enter_delta, exit +$exit_delta instructions per call; baseline +$base_enter / +$base_exit -> $verdict; spec target: $target"
+[[ $verdict == pass ]] || exit 1
 
 # T11: the static machine's symbol is in .bss (nm type b or B), not .data.
 kind=$(nm --demangle "$bin" | awk '/nohz_guards::BSS_MACHINE/ { print $2; exit }')

@@ -227,6 +227,7 @@ fn main() {
                 t9_enter_idle_scalable(black_box(&ms), cs, &p);
                 t9_exit_idle_scalable(black_box(&ms), cs, &p);
                 t9_enter_idle_sharded(black_box(&mh), ch, &p);
+                t9_enter_idle_sharded(black_box(&mh), ch, &p);
                 t9_exit_idle_sharded(black_box(&mh), ch, &p);
             }
         }
