@@ -249,3 +249,22 @@ fn capacities_and_names() {
     assert_eq!(ids.get(), 3);
     assert_eq!(ids.cpu(2).unwrap().to_string(), "CPU2");
 }
+
+/// `MAX_JIFFY_OFFSET` is the kernel's `((LONG_MAX >> 1) - 1)`: on a 64-bit target
+/// 0x3fff_ffff_ffff_fffe. A jiffies value debug-prints in hex, and the static key's refusals
+/// say what was refused.
+#[test]
+fn jiffy_limits_and_messages() {
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!(MAX_JIFFY_OFFSET, 0x3fff_ffff_ffff_fffe);
+    assert_eq!(MAX_JIFFY_OFFSET, (isize::MAX as usize >> 1) - 1);
+    assert_eq!(format!("{:?}", Jiffies::new(255)), "Jiffies(0xff)");
+    assert_eq!(
+        StaticKeyError::Overflow.to_string(),
+        "static key count would overflow"
+    );
+    assert_eq!(
+        StaticKeyError::Underflow.to_string(),
+        "static key decremented below zero"
+    );
+}

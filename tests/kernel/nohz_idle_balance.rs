@@ -162,6 +162,20 @@ fn balance_without_stats_warns_then_runs<P: Policy>() {
     );
 }
 
+/// `_nohz_idle_balance` starts its next deadline a minute out (`jiffies + 60 * HZ`), so a
+/// visited CPU balancing 30 s out is earlier and NEXT moves `nohz.next_balance` to it.
+fn next_takes_a_deadline_within_the_minute<P: Policy>() {
+    let w = World::<P>::new(4);
+    for i in [1, 2] {
+        w.enter(i);
+        w.m.rq(w.cpu(i)).set_next_balance(w.now().add(600_000));
+    }
+    w.m.rq(w.cpu(1)).set_next_balance(w.now().add(30_000));
+    w.advance(1);
+    w.m.nohz_idle_balance_pass(w.cpu(2), X, &*w.p);
+    assert_eq!(w.m.nohz().next_balance(), w.now().add(30_000 - 1));
+}
+
 for_each_policy!(
     stats_pass_scans_from_the_next_cpu_and_rearms,
     stats_skips_fresh_unregistered_and_unloaded_cpus,
@@ -170,4 +184,5 @@ for_each_policy!(
     next_alone_recomputes_next_balance,
     abort_rearms_and_keeps_the_deadlines,
     balance_without_stats_warns_then_runs,
+    next_takes_a_deadline_within_the_minute,
 );

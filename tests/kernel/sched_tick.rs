@@ -61,9 +61,21 @@ fn the_balance_trigger_decides_for_an_active_cpu_with_a_domain<P: Policy>() {
     assert_eq!(w.m.sched_balance_trigger(w.cpu(2), &*w.p), None);
 }
 
+/// `rq->curr == rq->idle` as the scheduler publishes it: a CPU running a task is not idle,
+/// one switched to its idle task is.
+fn curr_is_idle_follows_the_switches<P: Policy>() {
+    let w = World::<P>::new(4);
+    let rq = w.m.rq(w.cpu(1));
+    w.busy(1, 1);
+    assert!(!rq.curr_is_idle() && !rq.idle_cpu());
+    w.idle(1);
+    assert!(rq.curr_is_idle() && rq.idle_cpu());
+}
+
 for_each_policy!(
     snapshot_of_idle_cpu_is_taken_each_tick,
     own_balance_due_raises_the_softirq,
     no_domain_or_inactive_stops_the_trigger,
     the_balance_trigger_decides_for_an_active_cpu_with_a_domain,
+    curr_is_idle_follows_the_switches,
 );
