@@ -106,8 +106,9 @@ fn fill<const W: usize, const N: usize>(words: &[u64]) -> (CpuMask<W>, BTreeSet<
     (mask, set)
 }
 
+/// At most `N + 1` CPUs: an iterator that never ends fails the comparison instead of hanging.
 fn ids<const N: usize>(it: impl Iterator<Item = CpuId<N>>) -> Vec<usize> {
-    it.map(CpuId::index).collect()
+    it.take(N + 1).map(CpuId::index).collect()
 }
 
 /// Every query and iterator of a `W`-word mask (capacity `N = 64 * W`) against the set;
