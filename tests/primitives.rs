@@ -268,3 +268,27 @@ fn jiffy_limits_and_messages() {
         "static key decremented below zero"
     );
 }
+
+/// Hotplug's refusals say which CPU and why.
+#[test]
+fn hotplug_refusals_say_which_cpu_and_why() {
+    use nohz::HotplugError;
+    assert_eq!(
+        HotplugError::NotActive { cpu: 2 }.to_string(),
+        "CPU 2 is not active: nothing to deactivate"
+    );
+    assert_eq!(
+        HotplugError::AlreadyActive { cpu: 1 }.to_string(),
+        "CPU 1 is already active"
+    );
+    assert_eq!(
+        HotplugError::LastActiveCpu { cpu: 0 }.to_string(),
+        "CPU 0 is the last active CPU"
+    );
+    for e in [
+        HotplugError::StillActive { cpu: 3 },
+        HotplugError::NohzFullTimekeeper { cpu: 3 },
+    ] {
+        assert!(e.to_string().starts_with("CPU 3 "), "{e}");
+    }
+}

@@ -114,3 +114,38 @@ fn registered_sites_are_fully_described() {
         assert!(!site.weakenings().is_empty(), "{}", site.name());
     }
 }
+
+/// Every site names an obligation of the ordering contract, names its pair by the
+/// pair's site name (what `ci/mutants.sh`'s table prints), and says in a sentence what the
+/// pair forbids.
+#[test]
+fn every_site_names_its_obligation_its_pair_and_what_it_forbids() {
+    let names: BTreeSet<&str> = SITES.iter().map(|s| s.name()).collect();
+    for site in SITES {
+        // O1..O8 of the kernel's contract (spec §6), S1.. of the sharded idle set, and the
+        // crate's two protocols of its own.
+        let o = site.obligation();
+        let numbered =
+            |p: char| o.starts_with(p) && o[1..].starts_with(|c: char| c.is_ascii_digit());
+        assert!(
+            numbered('O')
+                || numbered('S')
+                || o.starts_with("kick deadline")
+                || o.starts_with("domain rebuild"),
+            "{}: obligation {o:?}",
+            site.name()
+        );
+        let pair = site.pairs_with().split(':').next().unwrap_or_default();
+        assert!(
+            names.contains(pair),
+            "{}: pairs with {pair:?}, not a registered site",
+            site.name()
+        );
+        assert!(
+            site.forbids().split_whitespace().count() >= 5,
+            "{}: forbids {:?}",
+            site.name(),
+            site.forbids()
+        );
+    }
+}

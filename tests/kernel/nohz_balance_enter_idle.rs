@@ -98,3 +98,19 @@ fn only_legacy_counts_nr_cpus() {
     assert_eq!(patched.m.nohz().nr_cpus(), 0);
     assert_eq!(legacy.mask(), patched.mask());
 }
+
+/// The sharded idle set's accessors: a registered CPU's bit is in its shard's word, which is
+/// flagged; a shard index past the last reads as empty and unflagged.
+#[test]
+fn a_sharded_cpus_bit_lands_in_its_shard_word() {
+    use nohz::testing::ShardedStrict;
+    let w = World::<ShardedStrict>::new(4);
+    w.enter(3);
+    let at = w.m.shard_slot(w.cpu(3)).expect("CPU 3 has a shard");
+    assert_eq!(w.m.shard_word(at.shard), 1 << at.slot);
+    assert!(w.m.shard_flagged(at.shard));
+    let past = w.m.nr_shards();
+    assert_eq!(w.m.shard_word(past), 0);
+    assert!(!w.m.shard_flagged(past));
+    assert!(w.m.nohz_idle_test(w.cpu(3)));
+}

@@ -158,6 +158,39 @@ fn llc_busy_count_decides_last<P: Policy>() {
     assert_eq!(kick(&w, 0), KickDecision::NoFlags);
 }
 
+/// `check_cpu_capacity`: a CPU asks for a balance when its capacity times the imbalance is
+/// *below* its full capacity times 100; exactly at the threshold (800 x 125 = 1000 x 100) it
+/// does not.
+fn capacity_exactly_at_the_threshold_asks_for_nothing<P: Policy>() {
+    for (capacity, kicks) in [(799, true), (800, false)] {
+        let w = World::<P>::new(4);
+        w.p.set_capacity(1000, 125);
+        for i in 1..4 {
+            w.enter(i);
+        }
+        w.busy(0, 1);
+        w.m.rq(w.cpu(0)).set_cpu_capacity(capacity);
+        assert_eq!(w.m.rq(w.cpu(0)).cpu_capacity(), capacity);
+        w.advance(2);
+        let balance = matches!(
+            w.tick(0),
+            Some(KickDecision::Kick { flags, .. }) if flags.contains(NohzFlags::BALANCE)
+        );
+        assert_eq!(balance, kicks, "capacity {capacity} of 1000 at 125%");
+    }
+}
+
+/// `rq->cpu_capacity` reads back what the scheduler set, full capacity included.
+fn cpu_capacity_reads_back_what_was_set<P: Policy>() {
+    let w = World::<P>::new(4);
+    let rq = w.m.rq(w.cpu(2));
+    assert_eq!(rq.cpu_capacity(), 1024, "a fresh CPU at full capacity");
+    for c in [600, 1024, 2048, 0, 1024] {
+        rq.set_cpu_capacity(c);
+        assert_eq!(rq.cpu_capacity(), c);
+    }
+}
+
 for_each_policy!(
     tick_on_idle_cpu_returns_at_once,
     first_busy_tick_exits_idle,
@@ -168,6 +201,8 @@ for_each_policy!(
     asym_packing_prefers_an_idle_cpu,
     asym_capacity_kicks_only_for_misfit_and_skips_the_llc_test,
     llc_busy_count_decides_last,
+    capacity_exactly_at_the_threshold_asks_for_nothing,
+    cpu_capacity_reads_back_what_was_set,
 );
 
 /// `Scalable`'s precomputed deadline word: `nohz_balance_enter_idle` setting a flag makes it stale, the
