@@ -107,7 +107,7 @@ for line in open(table_path):
     line = line.rstrip("\n")
     if not line.strip() or line.startswith("#"):
         continue
-    k, _, reason = line.partition(" | ")
+    k, _, reason = line.partition(" ==> ")
     listed[k] += 1
     reasons[k] = reason
 
