@@ -406,10 +406,16 @@ mod tests {
         NrCpuIds::new(n).unwrap()
     }
 
-    /// The CPUs an iterator yields, at most `N + 1` of them: an iterator that never ends (a
-    /// scan whose bit clearing broke) fails the comparison at once instead of hanging the test.
+    /// The CPUs an iterator yields. One that yields more than `N` never ends (a scan whose bit
+    /// clearing or word step broke): the crate's own scans would then hang the other tests of
+    /// this binary, so the whole binary fails at once instead of running into a timeout.
     fn ids<const N: usize>(it: impl Iterator<Item = CpuId<N>>) -> Vec<usize> {
-        it.take(N + 1).map(CpuId::index).collect()
+        let v: Vec<usize> = it.take(N + 1).map(CpuId::index).collect();
+        if v.len() > N {
+            std::eprintln!("a cpumask iterator yielded more than {N} CPUs: it never ends");
+            std::process::exit(101);
+        }
+        v
     }
 
     /// Every operation at `live` CPUs, with bits on both sides of each word boundary.
