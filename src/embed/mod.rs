@@ -114,6 +114,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         }
     }
 
+    /// `irqtime_account_irq` at the clock's time, reading the clock only while irq time is
+    /// accounted (the kernel reads `sched_clock` inside the key's branch): an interrupt path
+    /// with irqtime off costs no clock read.
+    #[inline(always)]
+    fn account_irq_time<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, ended: IrqContext, plat: &Pl) {
+        if self.irqtime_enabled() {
+            self.irqtime_account_irq(cpu, ended, plat.ktime_get());
+        }
+    }
+
     /// `irq_enter()` on `cpu`: the first thing every interrupt handler does, with interrupts
     /// off. The time since the last accounting call goes to the interrupted task
     /// (`irqtime_account_irq` with [`IrqContext::Task`], at
@@ -127,7 +137,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "tick_irq_enter")]
     #[inline]
     pub fn irq_enter<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.irqtime_account_irq(cpu, IrqContext::Task, plat.ktime_get());
+        self.account_irq_time(cpu, IrqContext::Task, plat);
         self.tick_nohz_irq_enter(cpu, plat);
     }
 
@@ -147,13 +157,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "tick_irq_exit")]
     #[inline]
     pub fn irq_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.irqtime_account_irq(cpu, IrqContext::Hardirq, plat.ktime_get());
+        self.account_irq_time(cpu, IrqContext::Hardirq, plat);
         if self.sched_softirq_pending(cpu) {
             self.sched_balance_softirq(cpu, plat);
             let softirq = IrqContext::Softirq {
                 in_ksoftirqd: false,
             };
-            self.irqtime_account_irq(cpu, softirq, plat.ktime_get());
+            self.account_irq_time(cpu, softirq, plat);
         }
         if (self.rq(cpu).idle_cpu() && !plat.need_resched(cpu)) || self.tick_nohz_full_cpu(cpu) {
             self.tick_nohz_irq_exit(cpu, plat);
