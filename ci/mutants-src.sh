@@ -40,6 +40,8 @@ slow=(--test model)
 common=(-p nohz --no-shuffle --timeout 60 --output "$out")
 budget_s=600
 per_mutant_s=7
+# cargo-mutants creates $out/mutants.out but not $out itself (absent on a fresh clone).
+mkdir -p "$out"
 
 extra=()
 if [[ $mode == diff ]]; then
