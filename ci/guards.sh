@@ -14,7 +14,11 @@
 #        large NR_CPUS costs a kernel no image size;
 #   T10: under Scalable, a registered CPU re-entering idle (every idle pass after seed 001)
 #        stores to no shared line (idle mask, nohz scalars, LLC counts), counted by the
-#        `--cfg nohz_probe` build of the crate.
+#        `--cfg nohz_probe` build of the crate;
+#   T8f: Sharded's line-touch counts (enter writes one machine-wide line and reads one, exit
+#        writes one, the tick's test reads one, the ILB pass reads S + 1, coherence transfers
+#        per pair 0 against the flat mask's 1, summary writes <= 0.01 of the exact summary's),
+#        from the `--cfg nohz_linecount` build, whose atomics record every access.
 set -euo pipefail
 cd "$(dirname "$0")/guards"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR_GUARDS:-target}"
@@ -119,3 +123,6 @@ fi
 
 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/probe" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_probe" \
     cargo run --release --quiet -- t10
+
+CARGO_TARGET_DIR="$CARGO_TARGET_DIR/linecount" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_linecount -D warnings" \
+    cargo run --release --quiet -- t8f

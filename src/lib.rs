@@ -246,7 +246,7 @@ compile_error!(
 #[cfg(all(nohz_loom, not(feature = "loom")))]
 compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p loom-tests`");
 
-#[cfg(any(nohz_loom, nohz_probe))]
+#[cfg(any(nohz_loom, nohz_probe, nohz_linecount))]
 extern crate std;
 
 mod base;

@@ -83,7 +83,7 @@ use std::sync::Arc;
 /// own): measured together by one function that reads them in this order, or each by the
 /// function beside it (one row per policy, the policy the row's `a` names).
 #[rustfmt::skip] // a table: one line per check
-const TABLE: [Target; 9] = [
+const TABLE: [Target; 10] = [
     Target {
         checks: &[
             ratio("T1", "pair-churn", PATCHED, LEGACY, AtMost(0.55)),
@@ -172,6 +172,15 @@ const TABLE: [Target; 9] = [
         contended: true,
         primary: Pacing::Worked,
         run: Run::Together(t8::run_tick),
+    },
+    Target {
+        checks: &[
+            ratio("T8e", "sharded-pair-quiet", "sticky", "flat", AtMost(1.15)),
+            ratio("T8e", "sharded-pair-quiet", "same-shard", "flat", Report),
+        ],
+        contended: false,
+        primary: Pacing::Tight,
+        run: Run::Together(t8::run_quiet),
     },
 ];
 

@@ -15,6 +15,11 @@
 //!   call (the `worked` pacing), over an empty function, while CPU 1 runs pairs of the same
 //!   design: `Hint` (bounded), `Validated` (reported: with one CPU per shard it must read the
 //!   churning shard), the flat mask and the exact summary (the negative control).
+//! - **T8e (the quiet price).** The sticky pair against the flat (`Scalable`) pair with no
+//!   antagonist: what the shard lookup and the summary's read-before-write cost when no line
+//!   moves (the instruction-count half of T8e is `ci/guards.sh`'s). The same-shard pair is
+//!   reported beside it: the same code, so its ratio separates the code's price from the
+//!   layout's.
 
 use crate::common::Rig;
 use crate::report::Target;
@@ -168,4 +173,26 @@ pub fn run_tick(round: &Round<'_>, t: &Target) {
         flat.print_as(&r.pair(4, 5), None, pacing, also, None);
         exact.print_as(&r.pair(6, 7), None, pacing, also, None);
     }
+}
+
+/// Measures and prints T8e's lines: the sticky and the same-shard pair, each interleaved with
+/// the flat pair, nothing running on the other core.
+pub fn run_quiet(round: &Round<'_>, t: &Target) {
+    let [sticky_over_flat, same_over_flat] = t.checks();
+    let s = round.session;
+    let sticky = Rig::<Sticky>::new();
+    let same_shard = Rig::<SameShard>::new();
+    let scalable = Rig::<Scalable>::new();
+    sticky_over_flat.report(s, t.pacings(), |pacing| {
+        s.interleave_quiet(
+            || timed_pairs(s, &sticky, pacing),
+            || timed_pairs(s, &scalable, pacing),
+        )
+    });
+    same_over_flat.report(s, t.pacings(), |pacing| {
+        s.interleave_quiet(
+            || timed_pairs(s, &same_shard, pacing),
+            || timed_pairs(s, &scalable, pacing),
+        )
+    });
 }

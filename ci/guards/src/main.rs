@@ -15,6 +15,9 @@ use nohz::{CpuId, Jiffies, Legacy, Patched, Policy, Scalable};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+#[cfg(nohz_linecount)]
+mod t8f;
+
 const N: usize = 64;
 type Cpu = CpuId<N>;
 
@@ -245,8 +248,17 @@ fn main() {
                 std::process::exit(1);
             }
         }
+        #[cfg(nohz_linecount)]
+        "t8f" => {
+            if !t8f::run() {
+                std::process::exit(1);
+            }
+        }
         _ => {
-            eprintln!("usage: guards kick|pairs N (and t10 in --cfg nohz_probe builds)");
+            eprintln!(
+                "usage: guards kick|pairs N (and t10 in --cfg nohz_probe builds, t8f in --cfg \
+                 nohz_linecount builds)"
+            );
             std::process::exit(2);
         }
     }

@@ -9,8 +9,12 @@
 //! Relaxed operations are written inline as `Ordering::Relaxed`: they promise nothing, so there
 //! is nothing to name. Every *stronger* ordering and every fence is taken from a named [`Site`]
 //! (module `site`, re-exported here): its docs, the list [`SITES`] and the mutation hook. The
-//! count of stores to shared lines that `ci/guards.sh` checks (target T10) is module `probe`.
+//! count of stores to shared lines that `ci/guards.sh` checks (target T10) is module `probe`;
+//! the line-touch records of target T8f are module `linecount`, present only in the counting
+//! build (`--cfg nohz_linecount`), whose atomics are that module's recording wrappers.
 
+#[cfg(all(nohz_linecount, not(nohz_loom)))]
+pub mod linecount;
 pub mod probe;
 mod site;
 
@@ -18,11 +22,14 @@ pub(crate) use probe::shared_store;
 pub use site::*;
 
 // `AtomicBool` serves the `testing` feature only.
-#[cfg(not(nohz_loom))]
+#[cfg(not(any(nohz_loom, nohz_linecount)))]
 #[allow(unused_imports)]
 pub(crate) use core::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicUsize,
 };
+#[cfg(all(nohz_linecount, not(nohz_loom)))]
+#[allow(unused_imports)]
+pub(crate) use linecount::{AtomicBool, AtomicI32, AtomicU16, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(nohz_loom)]
 #[allow(unused_imports)]
 pub(crate) use loom::sync::atomic::{
