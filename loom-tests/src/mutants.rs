@@ -19,7 +19,7 @@
 use crate::Explored;
 use crate::models::blocked_load::{self, Clear, Passes};
 use crate::models::sharded::{self, Clears};
-use crate::models::{hotplug, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
+use crate::models::{hotplug, idle_flush, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
 use nohz::beyond::sharded::CODE_MUTANTS;
 use nohz::sync::mutation::{CodeMutant, with_code_mutant, with_weakened};
 use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
@@ -95,6 +95,11 @@ pub static MODELS: &[Model] = &[
         name: "seed001[do_idle]",
         proves: "seed 001, O1/O2 on its path",
         run: || seed001::nohz_full_cpu_goes_idle::<Patched>(seed001::IdlePass::DoIdle),
+    },
+    Model {
+        name: "idle_flush",
+        proves: "elided kick IPI against the idle exit's flush",
+        run: || idle_flush::elided_ipi_against_idle_exit(idle_flush::Contract::Kept),
     },
     Model {
         name: "o8",

@@ -179,7 +179,7 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     ipi_hook: Mutex<IpiHook<N>>,
     rcu_hook: Mutex<RcuHook<N, HZ>>,
     tick: TickState,
-    idle_hook: Mutex<IdleHook<N>>,
+    idle_hook: Mutex<IdleHook<N, HZ>>,
     decay_hook: Mutex<DecayHook<N>>,
 }
 
@@ -238,7 +238,8 @@ impl<F: ?Sized> core::fmt::Debug for Hook<F> {
 }
 
 /// Run inside each idle state (interrupts arriving, in tests and the harness).
-type IdleHook<const N: usize> = Hook<dyn Fn(CpuId<N>) + Send + Sync>;
+type IdleHook<const N: usize, const HZ: u32> =
+    Hook<dyn Fn(&HostPlatform<N, HZ>, CpuId<N>) + Send + Sync>;
 
 /// Run inside [`Balance::update_blocked_averages`] (the decay under the target's rq lock, as a
 /// test or a loom model plays it); its answer replaces the fixed one.
@@ -463,13 +464,21 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     /// Runs `during(cpu)` inside each idle state and poll (an interrupt arriving). Without a
     /// hook the idle state returns at once with `need_resched` set, ending the idle loop.
     pub fn on_idle(&self, during: impl Fn(CpuId<N>) + Send + Sync + 'static) {
+        Hook::set(&self.idle_hook, Arc::new(move |_: &Self, cpu| during(cpu)));
+    }
+
+    /// [`on_idle`](Self::on_idle) for a hook that needs the platform itself (to set
+    /// `need_resched`, or to hand it to the machine's interrupt entry points): it gets it as
+    /// an argument, so it need not hold an `Arc` of the platform it is stored in (a cycle that
+    /// loom reports as a leak).
+    pub fn on_idle_with(&self, during: impl Fn(&Self, CpuId<N>) + Send + Sync + 'static) {
         Hook::set(&self.idle_hook, Arc::new(during));
     }
 
     fn idle_event(&self, cpu: CpuId<N>) {
         self.resched_polls[cpu.index()].store(0, Relaxed);
         match Hook::get(&self.idle_hook) {
-            Some(during) => during(cpu),
+            Some(during) => during(self, cpu),
             None => self.set_need_resched(cpu, true),
         }
     }

@@ -114,3 +114,20 @@ fn a_sharded_cpus_bit_lands_in_its_shard_word() {
     assert!(!w.m.shard_flagged(past));
     assert!(w.m.nohz_idle_test(w.cpu(3)));
 }
+
+/// With every shard the policy provides in use (`Sharded<4>`, one CPU per shard, all four
+/// registered), the index one past the last still reads as an empty, unflagged shard with no
+/// members: the accessors bound it by the shards in use, not by the storage behind them.
+#[test]
+fn with_every_shard_in_use_the_index_past_the_last_reads_empty() {
+    type FourShards = nohz::Sharded<4, nohz::beyond::sharded::Contiguous<1>>;
+    let w = World::<FourShards>::new(4);
+    assert_eq!(w.m.nr_shards(), 4);
+    for i in 0..4 {
+        w.enter(i);
+    }
+    assert!((0..4).all(|s| w.m.shard_flagged(s) && w.m.shard_word(s) == 1));
+    assert_eq!(w.m.shard_word(4), 0);
+    assert!(!w.m.shard_flagged(4));
+    assert_eq!(w.m.shard_members(4).count(), 0);
+}
