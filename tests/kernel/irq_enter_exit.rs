@@ -240,7 +240,11 @@ fn do_idle_runs_a_softirq_left_pending_without_a_csd<P: Policy>() {
     w.p.set_need_resched(c1, false);
     w.p.take_events();
     w.m.do_idle(c1, &*w.p);
-    assert!(balances(&w).is_empty(), "no softirq ran: {:?}", balances(&w));
+    assert!(
+        balances(&w).is_empty(),
+        "no softirq ran: {:?}",
+        balances(&w)
+    );
 }
 
 /// `cpu_starting`: online, NO_HZ high-resolution mode, and the first tick one period past the

@@ -94,7 +94,8 @@ pub fn elided_ipi_against_idle_exit(contract: Contract) -> crate::Explored {
         {
             // poll_idle: poll with POLLING set until NEED_RESCHED (or main's end), taking a real
             // IPI as an interrupt; clear POLLING before returning.
-            let (m, flags, mailbox, done) = (m.clone(), flags.clone(), mailbox.clone(), done.clone());
+            let (m, flags, mailbox, done) =
+                (m.clone(), flags.clone(), mailbox.clone(), done.clone());
             p.on_idle_with(move |p, cpu| {
                 flags.fetch_or(POLLING, SeqCst);
                 loop {
@@ -129,7 +130,11 @@ pub fn elided_ipi_against_idle_exit(contract: Contract) -> crate::Explored {
             })
         };
         let outcome = m.kick_ilb(kicker, NohzFlags::STATS, &*p);
-        assert_eq!(outcome, KickOutcome::Sent(target), "the idle CPU 1 was kicked");
+        assert_eq!(
+            outcome,
+            KickOutcome::Sent(target),
+            "the idle CPU 1 was kicked"
+        );
         done.store(true, SeqCst);
         idle.join().unwrap();
 
