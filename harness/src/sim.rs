@@ -28,7 +28,6 @@
 use crate::measure::{ThreadClock, ThreadUsage};
 use crossbeam_utils::CachePadded;
 use nohz::IdleExit;
-use nohz::TICK_DEP_SCHED;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleOutcome, Softirq,
     TickHardware, Topology, tick_nsec,
@@ -698,22 +697,12 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         Some(task)
     }
 
-    /// A NO_HZ_FULL CPU needs its tick while it has more than one runnable task.
+    /// A NO_HZ_FULL CPU needs its tick while it has more than one runnable task: the crate's
+    /// `sched_update_tick_dependency` (the bit, and on the CPU itself the tick at once; from
+    /// another CPU the target looks again at its next interrupt's exit).
     pub(crate) fn update_full_dependency(&self, i: usize) {
-        if !self.cpus[i].nohz_full.load(Relaxed) {
-            return;
-        }
-        let cpu = self.cpu(i);
-        let ts = self.m.tick_sched(cpu);
-        let crowded = self.m.rq(cpu).nr_running() > 1;
-        let has = ts.tick_dep_mask() & TICK_DEP_SCHED != 0;
-        if crowded != has {
-            if crowded {
-                ts.tick_dep_set_cpu(TICK_DEP_SCHED);
-            } else {
-                ts.tick_dep_clear_cpu(TICK_DEP_SCHED);
-            }
-            self.m.tick_nohz_full_update_tick(cpu, self);
+        if self.cpus[i].nohz_full.load(Relaxed) {
+            self.m.sched_update_tick_dependency(self.cpu(i), self);
         }
     }
 

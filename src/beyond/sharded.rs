@@ -952,6 +952,17 @@ mod tests {
         assert_eq!(World::<crate::Patched>::new(4).m.nr_shards(), 0);
     }
 
+    /// A policy value (what a machine's `Debug` or a log shows) names its shard capacity.
+    #[test]
+    fn a_sharded_policy_debugs_as_its_shard_count() {
+        assert_eq!(
+            std::format!("{:?}", Sharded::<16>::default()),
+            "Sharded<16>"
+        );
+        let strict = Sharded::<2, Contiguous<1>, LowestId, Validated>::default();
+        assert_eq!(std::format!("{strict:?}"), "Sharded<2>");
+    }
+
     #[test]
     fn a_map_that_does_not_fit_is_refused_with_a_clear_error() {
         let w = World::<Sharded<2, Contiguous<1>>, 3>::unbooted(3, Jiffies::new(0));
