@@ -33,8 +33,8 @@ pub enum IdleExit {
 /// `do_idle()` on `cpu`: `nohz_run_idle_balance`, `tick_nohz_idle_enter`, then until a
 /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick) or go
 /// through `cpuidle_idle_call`; finally `tick_nohz_idle_exit` and
-/// `flush_smp_call_function_queue` (a kick whose IPI was elided while the CPU polled), then
-/// the pending `SCHED_SOFTIRQ` (the one its csd raised, or one an interrupt left pending).
+/// `flush_smp_call_function_queue` (a kick whose IPI was elided while the CPU polled), with
+/// the softirq its csd raised.
 pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: usize>(
     cpus: &Cpus<N, W>,
     fair: &Fair<P, N, W>,
@@ -58,13 +58,13 @@ pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: u
     }
     ticks.tick_nohz_idle_exit(cpus, cpu, plat);
     // A kick sent while this CPU polled may have had its IPI elided (the kernel's
-    // set_nr_if_polling): run it before scheduling. No irq exit follows to run the softirqs
-    // then pending, the one that csd raised or any other: run them here, as the kernel's
-    // do_softirq_post_smp_call_flush does.
-    if !skip_exit_flush() {
-        crate::sched_core::flush_smp_call_function_queue(cpus, fair, cpu, plat);
-    }
-    if fair.rq(cpu).sched_softirq_pending() {
+    // set_nr_if_polling): run it before scheduling, and the softirq it raised after it
+    // (do_softirq_post_smp_call_flush), as no irq exit follows to run it. With nothing queued
+    // the kernel's flush returns at once and runs no softirq, whatever is pending.
+    if !skip_exit_flush()
+        && crate::sched_core::flush_smp_call_function_queue(cpus, fair, cpu, plat)
+        && fair.rq(cpu).sched_softirq_pending()
+    {
         fair.sched_balance_softirq(cpus, cpu, plat);
     }
     IdleExit::Resched

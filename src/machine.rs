@@ -251,8 +251,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// reschedule is needed: report a CPU that went offline, poll (restarting a stopped tick)
     /// or go through `cpuidle_idle_call`; finally `tick_nohz_idle_exit` and
     /// `flush_smp_call_function_queue` (a kick whose IPI was elided while the CPU polled),
-    /// then a pending `SCHED_SOFTIRQ`, the one that csd raised or one an interrupt left
-    /// pending (`do_softirq_post_smp_call_flush`).
+    /// then the `SCHED_SOFTIRQ` that csd raised (`do_softirq_post_smp_call_flush`); with no
+    /// csd queued it runs no softirq (the kernel's flush returns at once on an empty queue).
     ///
     /// Call it from the idle task's loop on `cpu` with interrupts off, after
     /// [`sched_balance_newidle`](Self::sched_balance_newidle) found nothing to pull; on

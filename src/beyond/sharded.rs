@@ -458,30 +458,48 @@ impl<'a> Shards<'a> {
         self.tables[s].members[slot].load(Relaxed) as usize
     }
 
-    /// `nohz_balance_enter_idle`'s registration: set `at`'s bit in its shard word (Relaxed
-    /// RMW; its order against the flags comes from the fence that follows).
+    /// `nohz_balance_enter_idle`'s registration: set `bit` in shard `shard`'s word (Relaxed
+    /// RMW; its order against the flags comes from the fence that follows). False, nothing
+    /// done, for a shard index past the shards (a CPU without a shard).
     #[inline(always)]
-    pub(crate) fn set(&self, at: ShardSlot) {
+    pub(crate) fn set_bit(&self, shard: usize, bit: u64) -> bool {
+        let Some(w) = self.words.get(shard) else {
+            return false;
+        };
         crate::sync::shared_store();
-        let w = &self.words[at.shard];
         if mutant(CodeMutant::ShardLoadStore) {
-            w.store(w.load(Relaxed) | at.bit(), Relaxed);
-            return;
+            w.store(w.load(Relaxed) | bit, Relaxed);
+            return true;
         }
-        w.fetch_or(at.bit(), Relaxed);
+        w.fetch_or(bit, Relaxed);
+        true
     }
 
-    /// `nohz_balance_exit_idle`'s clear of `at`'s bit (Relaxed, no fence: O5). The summary is
-    /// left alone.
+    /// `nohz_balance_exit_idle`'s clear of `bit` in shard `shard`'s word (Relaxed, no fence:
+    /// O5). The summary is left alone. Nothing for a shard index past the shards.
     #[inline(always)]
-    pub(crate) fn clear(&self, at: ShardSlot) {
+    pub(crate) fn clear_bit(&self, shard: usize, bit: u64) {
+        let Some(w) = self.words.get(shard) else {
+            return;
+        };
         crate::sync::shared_store();
-        let w = &self.words[at.shard];
         if mutant(CodeMutant::ShardLoadStore) {
-            w.store(w.load(Relaxed) & !at.bit(), Relaxed);
+            w.store(w.load(Relaxed) & !bit, Relaxed);
             return;
         }
-        w.fetch_and(!at.bit(), Relaxed);
+        w.fetch_and(!bit, Relaxed);
+    }
+
+    /// [`set_bit`](Self::set_bit) for `at` (the unit tests' way in).
+    #[cfg(all(test, not(nohz_loom)))]
+    pub(crate) fn set(&self, at: ShardSlot) {
+        self.set_bit(at.shard, at.bit());
+    }
+
+    /// [`clear_bit`](Self::clear_bit) for `at` (the unit tests' way in).
+    #[cfg(all(test, not(nohz_loom)))]
+    pub(crate) fn clear(&self, at: ShardSlot) {
+        self.clear_bit(at.shard, at.bit());
     }
 
     /// `at`'s bit is set in its shard word.
@@ -492,7 +510,10 @@ impl<'a> Shards<'a> {
 
     #[inline(always)]
     fn summary_word(&self, s: usize) -> (&AtomicU64, u64) {
-        (&self.summary[s / 64], 1 << (s % 64))
+        // s < MAX_SHARDS (the map is checked when built), so the word index is s / 64; the
+        // mask (SUMMARY_WORDS is a power of two) only spares the hot path a bounds check.
+        const _: () = assert!(SUMMARY_WORDS.is_power_of_two());
+        (&self.summary[(s / 64) & (SUMMARY_WORDS - 1)], 1 << (s % 64))
     }
 
     /// Shard `s` is flagged in the summary.
@@ -506,7 +527,14 @@ impl<'a> Shards<'a> {
     /// steady state; an RMW when it sets, never a store: neighbours share the word).
     #[inline(always)]
     pub(crate) fn raise_summary(&self, s: usize) {
-        let (w, bit) = self.summary_word(s);
+        self.raise_summary_bit(s, 1 << (s % 64));
+    }
+
+    /// [`raise_summary`](Self::raise_summary) with the shard's summary bit precomputed (the
+    /// idle entry's, from its runqueue).
+    #[inline(always)]
+    pub(crate) fn raise_summary_bit(&self, s: usize, bit: u64) {
+        let (w, _) = self.summary_word(s);
         if mutant(CodeMutant::BlindSummarySet) || w.load(Relaxed) & bit == 0 {
             crate::sync::shared_store();
             w.fetch_or(bit, Relaxed);

@@ -63,16 +63,19 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 return;
             }
             rq.set_nohz_tick_stopped(true);
-            let shard = if P::SHARDED { rq.shard_slot() } else { None };
-            if P::SHARDED {
-                // Sharded: this CPU's bit in its own shard's word, nothing on a shared line.
-                if let Some(at) = shard {
-                    self.shards().set(at);
-                    if crate::beyond::sharded::Shards::summary_before_fence() {
-                        self.shards().raise_summary(at.shard);
-                    }
-                }
+            // Sharded: this CPU's bit in its own shard's word, nothing on a shared line (and
+            // nothing at all for a CPU without a shard).
+            let (shard, bit) = if P::SHARDED {
+                rq.shard_place()
             } else {
+                (usize::MAX, 0)
+            };
+            let sharded = P::SHARDED && self.shards().set_bit(shard, bit);
+            if sharded && crate::beyond::sharded::Shards::summary_before_fence() {
+                self.shards()
+                    .raise_summary_bit(shard, rq.shard_summary_bit());
+            }
+            if !P::SHARDED {
                 self.nohz.idle_cpus_mask.set(cpu);
             }
             if P::NR_CPUS_COUNTER {
@@ -85,10 +88,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
             // Sharded (S1): after the same fence, flag this CPU's shard in the summary if it
             // reads clear, against find_new_ilb's GC clearing it (NOHZ_SHARD_GC_FENCE).
-            if let Some(at) = shard
-                && !crate::beyond::sharded::Shards::summary_before_fence()
-            {
-                self.shards().raise_summary(at.shard);
+            if sharded && !crate::beyond::sharded::Shards::summary_before_fence() {
+                self.shards()
+                    .raise_summary_bit(shard, rq.shard_summary_bit());
             }
             self.set_cpu_sd_state_idle(cpus, cpu);
             raised = self.nohz.raise_needs_update::<P>();
@@ -123,9 +125,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         // No barrier: consumers re-check idle_cpu() (O5). Sharded: the own shard's word only,
         // never the summary (the next GC clears a stale bit).
         if P::SHARDED {
-            if let Some(at) = rq.shard_slot() {
-                self.shards().clear(at);
-            }
+            let (shard, bit) = rq.shard_place();
+            self.shards().clear_bit(shard, bit);
         } else {
             self.nohz.idle_cpus_mask.clear(cpu);
         }

@@ -244,6 +244,14 @@ struct RqNohz {
     /// written when the shard map is built, read by this CPU's idle entry and exit and by the
     /// ILB's `update_nohz_stats`.
     shard_slot: AtomicU32,
+    /// `Sharded` only, the same place as idle entry and exit use it, precomputed so that
+    /// they do no arithmetic: the shard's index complemented (0, a fresh machine's value, is
+    /// no shard: its complement is past every shard, so one bounds check covers both) ...
+    shard_not: AtomicU32,
+    /// ... this CPU's bit in that shard's word ...
+    shard_bit: AtomicU64,
+    /// ... and the shard's bit in its summary word.
+    shard_summary_bit: AtomicU64,
 }
 
 /// One domain generation's view of this CPU's LLC: the kernel's `sd_llc` and its
@@ -329,6 +337,9 @@ impl Rq {
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
                     shard_slot: AtomicU32::new(0),
+                    shard_not: AtomicU32::new(0),
+                    shard_bit: AtomicU64::new(0),
+                    shard_summary_bit: AtomicU64::new(0),
                 }),
             }
         }
@@ -515,11 +526,36 @@ impl Rq {
         ShardSlot::unpack(self.nohz.shard_slot.load(Relaxed))
     }
 
+    /// `Sharded`: this CPU's shard index (past every shard if it has none) and its bit in
+    /// that shard's word, for idle entry and exit.
+    #[inline(always)]
+    pub(crate) fn shard_place(&self) -> (usize, u64) {
+        (
+            !self.nohz.shard_not.load(Relaxed) as usize,
+            self.nohz.shard_bit.load(Relaxed),
+        )
+    }
+
+    /// `Sharded`: this CPU's shard's bit in its summary word, for idle entry.
+    #[inline(always)]
+    pub(crate) fn shard_summary_bit(&self) -> u64 {
+        self.nohz.shard_summary_bit.load(Relaxed)
+    }
+
     #[inline]
     pub(crate) fn set_shard_slot(&self, at: Option<ShardSlot>) {
         self.nohz
             .shard_slot
             .store(at.map_or(0, ShardSlot::pack), Relaxed);
+        self.nohz
+            .shard_not
+            .store(at.map_or(0, |at| !(at.shard as u32)), Relaxed);
+        self.nohz
+            .shard_bit
+            .store(at.map_or(0, |at| 1 << at.slot), Relaxed);
+        self.nohz
+            .shard_summary_bit
+            .store(at.map_or(0, |at| 1 << (at.shard % 64)), Relaxed);
     }
 
     /// This CPU's LLC view in domain generation slot `slot` (0 or 1).
