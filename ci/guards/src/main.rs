@@ -27,7 +27,8 @@ type Cpu = CpuId<N>;
 static BSS_MACHINE: nohz::machine!(Scalable, 1024) = nohz::Machine::new();
 
 /// A platform with nothing in it but a clock: each CPU in an LLC of its own, nothing pending
-/// (every CPU active: the machine's own mask says so from init).
+/// (every CPU active: the machine's own mask says so from init). For machines of any size
+/// (T8f's scale run has 768 CPUs).
 pub struct Bare {
     jiffies: AtomicUsize,
 }
@@ -37,40 +38,40 @@ impl Clock for Bare {
         Jiffies::new(self.jiffies.load(Relaxed))
     }
 }
-impl CpuState<N> for Bare {
-    fn need_resched(&self, _cpu: Cpu) -> bool {
+impl<const M: usize> CpuState<M> for Bare {
+    fn need_resched(&self, _cpu: CpuId<M>) -> bool {
         false
     }
     // One thread drives every CPU here: no answer to give, so the wrong-CPU check is off.
-    fn this_cpu(&self) -> Option<Cpu> {
+    fn this_cpu(&self) -> Option<CpuId<M>> {
         None
     }
     fn synchronize_rcu(&self) {}
 }
-impl Ipi<N> for Bare {
-    fn send_nohz_ipi(&self, _from: Cpu, _to: Cpu) {}
+impl<const M: usize> Ipi<M> for Bare {
+    fn send_nohz_ipi(&self, _from: CpuId<M>, _to: CpuId<M>) {}
 }
-impl Softirq<N> for Bare {
-    fn raise_sched_softirq(&self, _cpu: Cpu) {}
+impl<const M: usize> Softirq<M> for Bare {
+    fn raise_sched_softirq(&self, _cpu: CpuId<M>) {}
 }
-impl Topology<N> for Bare {
-    fn has_sched_domain(&self, _cpu: Cpu) -> bool {
+impl<const M: usize> Topology<M> for Bare {
+    fn has_sched_domain(&self, _cpu: CpuId<M>) -> bool {
         true
     }
-    fn llc_leader(&self, cpu: Cpu) -> Option<Cpu> {
+    fn llc_leader(&self, cpu: CpuId<M>) -> Option<CpuId<M>> {
         // Each CPU in an LLC of its own, as the benchmarks' "pair" is defined.
         Some(cpu)
     }
 }
-impl Balance<N> for Bare {
-    fn update_blocked_averages(&self, _by: Cpu, _cpu: Cpu) -> bool {
+impl<const M: usize> Balance<M> for Bare {
+    fn update_blocked_averages(&self, _by: CpuId<M>, _cpu: CpuId<M>) -> bool {
         false
     }
-    fn update_rq_clock(&self, _by: Cpu, _cpu: Cpu) {}
-    fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
+    fn update_rq_clock(&self, _by: CpuId<M>, _cpu: CpuId<M>) {}
+    fn balance_domains(&self, _by: CpuId<M>, _cpu: CpuId<M>, _idle: CpuIdleType) -> Jiffies {
         self.jiffies()
     }
-    fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, _cpu: CpuId<M>) -> NewidleOutcome {
         NewidleOutcome {
             pulled_task: false,
             next_balance: None,

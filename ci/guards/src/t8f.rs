@@ -27,6 +27,9 @@
 //!   the lines it reads and the transfers (`Hint` 1 line and 0; flat and exact 1 transfer);
 //! - **ILB pass**: 64 CPUs in 8 shards of 8, 63 of them idle, one STATS pass: the lines whose
 //!   value moves (shard words, scalar line) it reads, `S + 1`;
+//! - **at scale**: 768 logical CPUs, 10^5 random idle transitions: the busiest machine-wide
+//!   line's share of the transitions and its writers (Sharded in 48 shards of 16: at most 16
+//!   writers and about 1/48 of the transitions; the flat mask: 512 writers, two thirds);
 //! - **summary writes**: 10^6 idle transitions of two CPUs, each its own shard, with a busy
 //!   CPU's tick every 1,000 transitions (one jiffy): writes to the scalar line, which holds the
 //!   summary (an upper bound on summary writes), against the exact summary's writes on the same
@@ -104,11 +107,12 @@ struct Touch {
     transfers: u64,
 }
 
-/// A machine of two or more CPUs driven as logical CPUs on this thread, its accesses replayed.
-struct Rig<P: Policy> {
-    m: Box<nohz::machine!(P, N)>,
+/// A machine of two or more CPUs (of a machine for `C` CPUs, `W` mask words) driven as
+/// logical CPUs on this thread, its accesses replayed.
+struct Rig<P: Policy, const C: usize = N, const W: usize = 1> {
+    m: Box<nohz::Machine<P, C, W>>,
     p: Bare,
-    cpus: Vec<CpuId<N>>,
+    cpus: Vec<CpuId<C>>,
     /// Each CPU's runqueue, as lines: not machine-wide.
     rqs: Vec<Range<usize>>,
     coherence: Coherence,
@@ -116,12 +120,12 @@ struct Rig<P: Policy> {
     ever_written: BTreeSet<usize>,
 }
 
-impl<P: Policy> Rig<P> {
+impl<P: Policy, const C: usize, const W: usize> Rig<P, C, W> {
     fn new(nr: usize) -> Self {
         let p = Bare {
             jiffies: std::sync::atomic::AtomicUsize::new(1000),
         };
-        let m = Box::new(<nohz::machine!(P, N)>::new());
+        let m = Box::new(nohz::Machine::<P, C, W>::new());
         if let Err(e) = m.init(nr, 0, &p) {
             eprintln!("T8f: init failed: {e}");
             std::process::exit(2);
@@ -152,7 +156,7 @@ impl<P: Policy> Rig<P> {
     fn run<R>(
         &mut self,
         i: usize,
-        f: impl FnOnce(&nohz::machine!(P, N), CpuId<N>, &Bare) -> R,
+        f: impl FnOnce(&nohz::Machine<P, C, W>, CpuId<C>, &Bare) -> R,
     ) -> (R, Touch) {
         let cpu = self.cpus[i];
         let r = linecount::as_cpu(i, || f(&self.m, cpu, &self.p));
@@ -399,6 +403,64 @@ fn ilb_pass_counts() -> (usize, usize, usize, usize) {
     (r.moving(&all), all.len(), t.read.len(), t.written.len())
 }
 
+/// CPUs of the scale run (a 768-CPU machine: 12 mask words, 2 lines of the flat mask).
+const BIG: usize = 768;
+/// Its mask words.
+const BIG_W: usize = nohz::mask_words(BIG);
+/// Its sharded layout: 48 shards of 16 (an LLC of 16 CPUs each, as a CCX).
+type BigSharded = Sharded<48, Contiguous<16>>;
+/// Transitions of the scale run.
+const SCALE_TRANSITIONS: u64 = 100_000;
+
+/// What the scale run found for one policy.
+struct Scale {
+    /// The machine-wide line most transitions wrote: its share of the transitions ...
+    busiest_share: f64,
+    /// ... and how many CPUs wrote it.
+    busiest_writers: usize,
+    /// Machine-wide lines any transition wrote.
+    lines: usize,
+    /// Coherence transfers per transition.
+    transfers: f64,
+}
+
+/// Spec §3.3's logical-CPU run at 768 CPUs: random idle transitions (each step a CPU, chosen
+/// by a fixed pseudo-random sequence, enters or leaves idle), and per machine-wide line, how
+/// many transitions wrote it and which CPUs. The transfer count per transition is about 1 for
+/// every design (consecutive transitions are by different CPUs); what sharding changes is how
+/// many CPUs queue on one line and what share of all transitions it serialises.
+fn scale_counts<P: Policy>() -> Scale {
+    let mut r = Rig::<P, BIG, BIG_W>::new(BIG);
+    let mut idle = vec![false; BIG];
+    let mut writes: HashMap<usize, (u64, BTreeSet<usize>)> = HashMap::new();
+    let mut transfers = 0;
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..SCALE_TRANSITIONS {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let i = (x % BIG as u64) as usize;
+        let t = if idle[i] { r.exit(i) } else { r.enter(i) };
+        idle[i] = !idle[i];
+        transfers += t.transfers;
+        for line in t.written {
+            let e = writes.entry(line).or_default();
+            e.0 += 1;
+            e.1.insert(i);
+        }
+    }
+    let (n, writers) = writes
+        .values()
+        .max_by_key(|(n, _)| *n)
+        .map_or((0, 0), |(n, w)| (*n, w.len()));
+    Scale {
+        busiest_share: n as f64 / SCALE_TRANSITIONS as f64,
+        busiest_writers: writers,
+        lines: writes.len(),
+        transfers: transfers as f64 / SCALE_TRANSITIONS as f64,
+    }
+}
+
 /// 10^6 idle transitions of CPUs 0 and 1 (each its own shard) in a fixed pseudo-random order,
 /// CPU 2 busy and ticking every 1,000 transitions (one jiffy each), a kicked CPU taking its
 /// kick: writes to the `nohz` scalar line (which holds the summary) against the exact summary's
@@ -586,6 +648,32 @@ pub fn run() -> bool {
         "T8f ILB pass (64 CPUs, 8 shards of 8, 63 idle, STATS): {moving} machine-wide lines whose \
          value moves ({all} touched: {read} read, {written} written; the others never change after \
          init); target S + 1 = 9 -> {}",
+        verdict(good)
+    );
+    ok &= good;
+    let sharded = scale_counts::<BigSharded>();
+    let flat = scale_counts::<Scalable>();
+    let patched = scale_counts::<Patched>();
+    let good = sharded.busiest_writers <= 16
+        && sharded.busiest_share <= 2.0 * 16.0 / BIG as f64
+        && flat.busiest_share >= 0.5;
+    println!(
+        "T8f at scale ({BIG} CPUs, {SCALE_TRANSITIONS} random transitions): the busiest \
+         machine-wide line takes {:.1} % of the transitions with {} writers under Sharded (48 \
+         shards of 16; {} lines written), {:.1} % with {} under flat Scalable ({} lines), {:.1} % \
+         with {} under Patched; transfers per transition {:.2} / {:.2} / {:.2}; target sharded \
+         <= 16 writers and <= 2 x 16/{BIG} of the transitions on any line -> {}",
+        100.0 * sharded.busiest_share,
+        sharded.busiest_writers,
+        sharded.lines,
+        100.0 * flat.busiest_share,
+        flat.busiest_writers,
+        flat.lines,
+        100.0 * patched.busiest_share,
+        patched.busiest_writers,
+        sharded.transfers,
+        flat.transfers,
+        patched.transfers,
         verdict(good)
     );
     ok &= good;
