@@ -82,17 +82,20 @@ if [[ $mode == diff ]]; then
     fi
 fi
 
-start=$(date +%s)
-if [[ $resume == 0 ]]; then
-    set +e
-    cargo mutants "${common[@]}" "${extra[@]}" -- "${fast[@]}"
-    status=$?
-    set -e
-    # 2: survivors; 3: timeouts; both go on to stage 2 and the table.
+# Runs cargo-mutants with "$@"; survivors (exit 2) and timeouts (3) are results, for the
+# next stage and the table; anything else stops the script.
+mutate() {
+    local status=0
+    cargo mutants "$@" || status=$?
     if [[ $status -ne 0 && $status -ne 2 && $status -ne 3 ]]; then
         echo "mutants-src: cargo-mutants failed (exit $status)" >&2
         exit 1
     fi
+}
+
+start=$(date +%s)
+if [[ $resume == 0 ]]; then
+    mutate "${common[@]}" "${extra[@]}" -- "${fast[@]}"
     echo "mutants-src: stage 1 took $(($(date +%s) - start)) s"
 fi
 
@@ -108,15 +111,8 @@ if ((${#stage2[@]} > 0)); then
     echo "mutants-src: stage 2, the property tests, for $((${#stage2[@]} / 2)) unexplained survivor(s)"
     t2=$(date +%s)
     mkdir -p "$out/stage2"
-    set +e
-    cargo mutants -p nohz --no-shuffle --baseline=skip --timeout "$slow_timeout_s" \
+    mutate -p nohz --no-shuffle --baseline=skip --timeout "$slow_timeout_s" \
         --output "$out/stage2" "${stage2[@]}" -- "${slow[@]}"
-    status=$?
-    set -e
-    if [[ $status -ne 0 && $status -ne 2 && $status -ne 3 ]]; then
-        echo "mutants-src: cargo-mutants failed in stage 2 (exit $status)" >&2
-        exit 1
-    fi
     echo "mutants-src: stage 2 took $(($(date +%s) - t2)) s"
 fi
 echo "mutants-src: both stages took $(($(date +%s) - start)) s"
