@@ -457,6 +457,31 @@ mod tests {
         assert_eq!(m.iter(nrc).next(), None);
     }
 
+    /// `cpumask_first` with one CPU set, wherever it lies: a whole line below `nr_cpu_ids`,
+    /// the whole words of the line `nr_cpu_ids` ends in, or its partial last word.
+    fn first_finds_a_lone_cpu<const W: usize, const N: usize>(live: usize) {
+        let m = CpuMask::<W>::new();
+        let nrc = nr::<N>(live);
+        for c in [0, 63, 64, 100, 511, 512, 575, 576, 600, live - 1] {
+            if c >= live {
+                continue;
+            }
+            let cpu = nrc.cpu(c).unwrap();
+            m.set(cpu);
+            assert_eq!(m.first(nrc), Some(cpu), "{c} alone of {live}");
+            m.clear(cpu);
+        }
+        assert_eq!(m.first(nrc), None);
+    }
+
+    #[test]
+    fn first_finds_the_lowest_cpu_in_every_part_of_the_mask() {
+        first_finds_a_lone_cpu::<2, 128>(100);
+        first_finds_a_lone_cpu::<2, 128>(128);
+        first_finds_a_lone_cpu::<10, 640>(601);
+        first_finds_a_lone_cpu::<16, 1024>(1000);
+    }
+
     #[test]
     fn word_boundaries() {
         exercise::<1, 64>(1);
