@@ -366,7 +366,16 @@ impl<const N: usize> Iterator for Iter<'_, N> {
     type Item = CpuId<N>;
 
     fn next(&mut self) -> Option<CpuId<N>> {
+        // Each turn loads a word of one of the (at most two) ranges or starts the second: a
+        // call that turns more often than that never ends. Debug builds (the tests) stop it
+        // at once rather than hang.
+        let mut turns = 0usize;
         loop {
+            turns += 1;
+            debug_assert!(
+                turns <= 2 * self.a.len() + 2,
+                "cpumask: a scan that never ends"
+            );
             if self.bits != 0 {
                 let bit = self.base + self.bits.trailing_zeros() as usize;
                 self.bits &= self.bits - 1;
