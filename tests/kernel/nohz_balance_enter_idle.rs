@@ -115,6 +115,25 @@ fn a_sharded_cpus_bit_lands_in_its_shard_word() {
     assert!(w.m.nohz_idle_test(w.cpu(3)));
 }
 
+/// The largest sharded machine the summary can name: 128 shards (two summary words), one CPU
+/// each. Every CPU registers into its own shard, each shard is flagged (the second summary
+/// word's bits included), and a kick from the one busy CPU finds an idle one.
+#[test]
+fn a_machine_of_128_shards_flags_every_one() {
+    type Widest = nohz::Sharded<128, nohz::beyond::sharded::Contiguous<1>>;
+    assert_eq!(nohz::beyond::sharded::MAX_SHARDS, 128);
+    let w = World::<Widest, 128, 2>::new(128);
+    assert_eq!(w.m.nr_shards(), 128);
+    for i in 1..128 {
+        w.enter(i);
+    }
+    assert!((1..128).all(|s| w.m.shard_flagged(s) && w.m.shard_word(s) == 1));
+    assert!(!w.m.shard_flagged(0) && w.m.shard_word(0) == 0);
+    assert_eq!(w.m.nohz_idle_cpus().count(), 127);
+    let ilb = w.m.find_new_ilb(w.cpu(0)).expect("an idle CPU");
+    assert!(w.m.nohz_idle_test(ilb));
+}
+
 /// With every shard the policy provides in use (`Sharded<4>`, one CPU per shard, all four
 /// registered), the index one past the last still reads as an empty, unflagged shard with no
 /// members: the accessors bound it by the shards in use, not by the storage behind them.
