@@ -423,6 +423,35 @@ pub static CODE_MUTANTS: &[CodeMutant] = &[
     CodeMutant::IdleExitNoFlush,
 ];
 
+/// The code the rejected designs of [`CodeMutant`] put in place of the real one, reached only
+/// while `mutant(..)` holds, which only a loom build can make so. cargo-mutants skips this
+/// module (`.cargo/mutants.toml`): no test of a normal build runs it, and mutating a rejected
+/// design proves nothing.
+mod rejected {
+    use super::{AtomicU64, CodeMutant, Relaxed, mutant};
+
+    /// `ShardLoadStore`: an OR by a load and a store (the RMW split in two).
+    pub(super) fn or_by_load_store(w: &AtomicU64, bit: u64) {
+        w.store(w.load(Relaxed) | bit, Relaxed);
+    }
+
+    /// `ShardLoadStore`, `GcLoadStore`: an AND-NOT by a load and a store.
+    pub(super) fn and_not_by_load_store(w: &AtomicU64, bit: u64) {
+        w.store(w.load(Relaxed) & !bit, Relaxed);
+    }
+
+    /// The shard whose summary bit the GC of shard `s` clears: `s`, or under `GcWrongShard`
+    /// the next one.
+    #[inline(always)]
+    pub(super) fn gc_target(s: usize, nr: usize) -> usize {
+        if mutant(CodeMutant::GcWrongShard) && nr > 1 {
+            (s + 1) % nr
+        } else {
+            s
+        }
+    }
+}
+
 #[inline(always)]
 fn mutant(_m: CodeMutant) -> bool {
     #[cfg(nohz_loom)]
@@ -468,7 +497,7 @@ impl<'a> Shards<'a> {
         };
         crate::sync::shared_store();
         if mutant(CodeMutant::ShardLoadStore) {
-            w.store(w.load(Relaxed) | bit, Relaxed);
+            rejected::or_by_load_store(w, bit);
             return true;
         }
         w.fetch_or(bit, Relaxed);
@@ -484,7 +513,7 @@ impl<'a> Shards<'a> {
         };
         crate::sync::shared_store();
         if mutant(CodeMutant::ShardLoadStore) {
-            w.store(w.load(Relaxed) & !bit, Relaxed);
+            rejected::and_not_by_load_store(w, bit);
             return;
         }
         w.fetch_and(!bit, Relaxed);
@@ -577,16 +606,11 @@ impl<'a> Shards<'a> {
     /// (NOHZ_SHARD_GC_FENCE), re-read the shard, and flag it again if a CPU registered there
     /// meanwhile. Returns the word it re-read.
     pub(crate) fn gc(&self, s: usize) -> u64 {
-        let nr = self.nr();
-        let target = if mutant(CodeMutant::GcWrongShard) && nr > 1 {
-            (s + 1) % nr
-        } else {
-            s
-        };
+        let target = rejected::gc_target(s, self.nr());
         let (w, bit) = self.summary_word(target);
         crate::sync::shared_store();
         if mutant(CodeMutant::GcLoadStore) {
-            w.store(w.load(Relaxed) & !bit, Relaxed);
+            rejected::and_not_by_load_store(w, bit);
         } else {
             w.fetch_and(!bit, Relaxed);
         }
@@ -1141,5 +1165,166 @@ mod tests {
             w.m.fair
                 .find_new_ilb_at(&w.m.cpus, w.cpu(9), Jiffies::new(3));
         assert!(ilb.unwrap().index() >= 8);
+    }
+
+    /// One random machine state for the `find_new_ilb` differential: 16 CPUs in a random map
+    /// of 4 shards; each CPU busy, idle and registered, registered but busy again (its exit
+    /// not run yet), or gone through a whole idle period (leaving its shard's flag stale); a
+    /// few CPUs out of housekeeping.
+    fn random_state<P: crate::Policy>(x: &mut u64) -> World<P, 16, 1> {
+        let mut next = || {
+            *x ^= *x << 13;
+            *x ^= *x >> 7;
+            *x ^= *x << 17;
+            *x
+        };
+        let w = World::<P, 16, 1>::booted(16, Jiffies::new(0));
+        let map: Vec<usize> = (0..16).map(|_| (next() % 4) as usize).collect();
+        w.m.set_shard_map(|c| map[c.index()]).unwrap();
+        for c in 0..16 {
+            match next() % 5 {
+                0 | 1 => w.busy(c, 1),
+                2 => w.enter(c),
+                3 => {
+                    w.enter(c);
+                    w.busy(c, 1);
+                }
+                _ => {
+                    w.enter(c);
+                    w.busy(c, 1);
+                    w.m.nohz_balance_exit_idle(w.cpu(c), &*w.p);
+                }
+            }
+            if next() % 6 == 0 {
+                w.m.housekeeping().clear(w.cpu(c));
+            }
+        }
+        w
+    }
+
+    /// The spec's `find_new_ilb` over shards, written from its description (module docs):
+    /// the shards to visit (`LocalFirst`: the kicker's own whether flagged or not, then the
+    /// flagged ones in ring order after it; `LowestId`: the flagged ones ascending), each
+    /// from slot `rotate % width` round to it (`LowestId`: from slot 0), taking the first
+    /// registered CPU that is not the kicker, is housekeeping and is idle; a flagged shard
+    /// found empty loses its flag. Returns the pick and the flags after.
+    fn reference_find<P: crate::Policy>(
+        w: &World<P, 16, 1>,
+        kicker: usize,
+        local_first: bool,
+        rotate: usize,
+    ) -> (Option<usize>, Vec<bool>) {
+        let nr = w.m.nr_shards();
+        let members: Vec<Vec<usize>> = (0..nr)
+            .map(|s| w.m.shard_members(s).map(|c| c.index()).collect())
+            .collect();
+        let mut flags: Vec<bool> = (0..nr).map(|s| w.m.shard_flagged(s)).collect();
+        let home = w.m.shard_slot(w.cpu(kicker)).unwrap().shard;
+        let order: Vec<(usize, bool)> = if local_first {
+            core::iter::once((home, true))
+                .chain((home + 1..nr).chain(0..home).map(|s| (s, false)))
+                .collect()
+        } else {
+            (0..nr).map(|s| (s, false)).collect()
+        };
+        for (s, always) in order {
+            if !always && !flags[s] {
+                continue;
+            }
+            let word = w.m.shard_word(s);
+            if flags[s] && word == 0 {
+                flags[s] = false;
+            }
+            let width = members[s].len();
+            let start = if local_first && width > 0 {
+                rotate % width
+            } else {
+                0
+            };
+            for slot in (start..width).chain(0..start) {
+                let cpu = members[s][slot];
+                let c = w.cpu(cpu);
+                if word & (1 << slot) != 0
+                    && cpu != kicker
+                    && w.m.housekeeping().test(c)
+                    && w.m.rq(c).idle_cpu()
+                {
+                    return (Some(cpu), flags);
+                }
+            }
+        }
+        (None, flags)
+    }
+
+    fn find_matches_the_reference<P: crate::Policy>(local_first: bool) {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let (mut picked, mut collected, mut rotated) = (0, 0, 0);
+        for round in 0..300 {
+            let w = random_state::<P>(&mut x);
+            let kicker = round % 16;
+            let rotate = (round / 16) % 64;
+            let before: Vec<bool> = (0..w.m.nr_shards()).map(|s| w.m.shard_flagged(s)).collect();
+            let (want, flags) = reference_find(&w, kicker, local_first, rotate);
+            picked += usize::from(want.is_some());
+            collected += usize::from(flags != before);
+            rotated += usize::from(want != reference_find(&w, kicker, local_first, 0).0);
+            let got =
+                w.m.fair
+                    .find_new_ilb_at(&w.m.cpus, w.cpu(kicker), Jiffies::new(rotate));
+            assert_eq!(got.map(CpuId::index), want, "round {round}: the pick");
+            let after: Vec<bool> = (0..w.m.nr_shards()).map(|s| w.m.shard_flagged(s)).collect();
+            assert_eq!(after, flags, "round {round}: the flags after the GC");
+        }
+        // Not vacuous: picks, GCs and (LocalFirst) picks that the rotation moved.
+        assert!(
+            picked > 100 && collected > 30,
+            "{picked} picks, {collected} GCs"
+        );
+        assert_eq!(
+            rotated > 30,
+            local_first,
+            "{rotated} picks moved by the rotation"
+        );
+    }
+
+    /// `find_new_ilb` under `LocalFirst` (the shipped order) picks exactly what the spec's
+    /// description of it picks, and clears exactly the stale flags it met, over random maps
+    /// and states, every kicker and rotation.
+    #[test]
+    fn local_first_find_new_ilb_matches_its_description() {
+        find_matches_the_reference::<Sharded<4, ByLlc>>(true);
+    }
+
+    /// The same for `LowestId`: flagged shards ascending, slots ascending.
+    #[test]
+    fn lowest_id_find_new_ilb_matches_its_description() {
+        find_matches_the_reference::<Sharded<4, ByLlc, LowestId>>(false);
+    }
+
+    /// The kick's emptiness test with stale flags only (every shard's CPUs went idle and
+    /// busy again): `Hint` answers "someone" (the documented divergence), `Validated` reads
+    /// the words and answers "nobody"; once `find_new_ilb` met them (and GC'd them), both
+    /// answer "nobody". With one CPU registered, both answer "someone".
+    #[test]
+    fn hint_and_validated_answer_as_documented_on_stale_flags() {
+        fn run<P: crate::Policy>(stale_answer: bool) {
+            let w = World::<P, 16, 1>::booted(16, Jiffies::new(0));
+            w.m.set_shard_map(|c| c.index() / 4).unwrap();
+            for c in [1, 5, 9, 13] {
+                w.enter(c);
+                w.busy(c, 1);
+                w.m.nohz_balance_exit_idle(w.cpu(c), &*w.p);
+            }
+            assert!((0..4).all(|s| w.m.shard_flagged(s) && w.m.shard_word(s) == 0));
+            assert_eq!(w.m.nohz_anyone_tickless(w.cpu(0)), stale_answer);
+            assert_eq!(w.m.find_new_ilb(w.cpu(0)), None);
+            assert!((0..4).all(|s| !w.m.shard_flagged(s)), "all GC'd");
+            assert!(!w.m.nohz_anyone_tickless(w.cpu(0)));
+            w.enter(10);
+            assert!(w.m.nohz_anyone_tickless(w.cpu(0)));
+            assert!(w.m.nohz_anyone_tickless(w.cpu(15)));
+        }
+        run::<Sharded<4, ByLlc, LocalFirst, Hint>>(true);
+        run::<Sharded<4, ByLlc, LocalFirst, Validated>>(false);
     }
 }
