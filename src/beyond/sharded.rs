@@ -651,7 +651,12 @@ impl<'a> Shards<'a> {
             let high = w & (!0u64 << rot);
             for bits in [high, w & !(!0u64 << rot)] {
                 let mut bits = bits;
+                let mut turns = 0;
                 while bits != 0 {
+                    // At most one turn per bit: a clear that stopped clearing never ends, and
+                    // debug builds (the tests) stop it at once rather than hang.
+                    turns += 1;
+                    debug_assert!(turns <= 64, "find_new_ilb: a shard scan that never ends");
                     let slot = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
                     let cpu = self.member(s, slot);
@@ -704,8 +709,13 @@ impl<'a> Shards<'a> {
 
     fn bits_of(self, s: usize, w: u64) -> impl Iterator<Item = usize> + 'a {
         let mut bits = w;
+        let mut yielded = 0;
         core::iter::from_fn(move || {
             (bits != 0).then(|| {
+                // One CPU per bit: more would be a clear that stopped clearing (a scan that
+                // never ends), which debug builds stop at once.
+                yielded += 1;
+                debug_assert!(yielded <= 64, "a shard word's scan that never ends");
                 let slot = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 self.member(s, slot)
