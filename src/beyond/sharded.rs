@@ -730,8 +730,9 @@ impl<'a> Shards<'a> {
         let nr = self.nr();
         let (s0, slot0) = match from {
             Some(at) if at.shard < nr => (at.shard, at.slot),
-            // No place (never after init): every shard from 0, as a whole.
-            _ => (nr, MAX_SHARD_CPUS - 1),
+            // No place (never after init): every shard from 0, as a whole (the slot is then
+            // never read).
+            _ => (nr, 0),
         };
         Walk {
             shards: *self,
