@@ -743,6 +743,7 @@ impl<'a> Shards<'a> {
             next: 0,
             cur: 0,
             bits: 0,
+            yielded: 0,
         }
     }
 }
@@ -761,6 +762,8 @@ pub(crate) struct Walk<'a> {
     next: usize,
     cur: usize,
     bits: u64,
+    /// CPUs yielded so far: at most one per slot of every shard.
+    yielded: usize,
 }
 
 impl Iterator for Walk<'_> {
@@ -769,6 +772,13 @@ impl Iterator for Walk<'_> {
     fn next(&mut self) -> Option<usize> {
         loop {
             if self.bits != 0 {
+                // Each CPU once: more would be a clear that stopped clearing (a walk that
+                // never ends), which debug builds stop at once.
+                self.yielded += 1;
+                debug_assert!(
+                    self.yielded <= MAX_SHARD_CPUS * self.nr,
+                    "the ILB walk never ends"
+                );
                 let slot = self.bits.trailing_zeros() as usize;
                 self.bits &= self.bits - 1;
                 return Some(self.shards.member(self.cur, slot));
