@@ -1104,9 +1104,10 @@ mod tests {
         walk_matches_flat::<8>();
     }
 
-    /// Over random shard maps, the walk visits each registered CPU once, the ILB last.
+    /// Over random shard maps, the walk visits each registered CPU once, in the documented
+    /// two-level wrap order, the ILB last.
     #[test]
-    fn over_random_maps_the_walk_visits_each_cpu_once_the_ilb_last() {
+    fn over_random_maps_the_walk_visits_each_cpu_once_in_order_the_ilb_last() {
         let w = World::<Sharded<16, Contiguous<1>>, 16>::booted(16, Jiffies::new(0));
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
@@ -1125,16 +1126,42 @@ mod tests {
                     view.set(w.m.shard_slot(cpu).unwrap());
                 }
             }
+            // The order of the module docs: after the ILB's slot the rest of its shard, the
+            // shards after it in ring order, then its shard up to itself; without a place
+            // (never after init), every shard from 0 as a whole.
+            let nr = w.m.nr_shards();
+            let members: Vec<Vec<usize>> = (0..nr)
+                .map(|s| w.m.shard_members(s).map(|c| c.index()).collect())
+                .collect();
+            let registered = |c: &usize| bits & (1 << c) != 0;
             for ilb in w.m.nr_cpu_ids().iter() {
-                let got: Vec<usize> = view.walk(w.m.shard_slot(ilb)).collect();
-                let mut sorted = got.clone();
-                sorted.sort_unstable();
-                let want: Vec<usize> = (0..16).filter(|c| bits & (1 << c) != 0).collect();
-                assert_eq!(sorted, want, "each registered CPU once ({map:?})");
-                if bits & (1 << ilb.index()) != 0 {
-                    assert_eq!(got.last(), Some(&ilb.index()), "the ILB last");
-                }
+                let at = w.m.shard_slot(ilb).unwrap();
+                let own = &members[at.shard];
+                let want: Vec<usize> = own[at.slot + 1..]
+                    .iter()
+                    .chain(
+                        (at.shard + 1..nr)
+                            .chain(0..at.shard)
+                            .flat_map(|s| &members[s]),
+                    )
+                    .chain(&own[..=at.slot])
+                    .copied()
+                    .filter(registered)
+                    .collect();
+                let got: Vec<usize> = view.walk(Some(at)).collect();
+                assert_eq!(got, want, "from {} ({map:?})", ilb.index());
             }
+            let want: Vec<usize> = members
+                .iter()
+                .flatten()
+                .copied()
+                .filter(registered)
+                .collect();
+            assert_eq!(
+                view.walk(None).collect::<Vec<_>>(),
+                want,
+                "no place ({map:?})"
+            );
             for cpu in w.m.nr_cpu_ids().iter() {
                 view.clear(w.m.shard_slot(cpu).unwrap());
             }
