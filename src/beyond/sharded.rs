@@ -1216,9 +1216,9 @@ mod tests {
     }
 
     /// One random machine state for the `find_new_ilb` differential: 16 CPUs in a random map
-    /// of 4 shards; each CPU busy, idle and registered, registered but busy again (its exit
-    /// not run yet), or gone through a whole idle period (leaving its shard's flag stale); a
-    /// few CPUs out of housekeeping.
+    /// of 4 shards; each CPU busy, idle but not registered (its tick still running), idle and
+    /// registered, registered but busy again (its exit not run yet), or gone through a whole
+    /// idle period (leaving its shard's flag stale); a few CPUs out of housekeeping.
     fn random_state<P: crate::Policy>(x: &mut u64) -> World<P, 16, 1> {
         let mut next = || {
             *x ^= *x << 13;
@@ -1230,8 +1230,10 @@ mod tests {
         let map: Vec<usize> = (0..16).map(|_| (next() % 4) as usize).collect();
         w.m.set_shard_map(|c| map[c.index()]).unwrap();
         for c in 0..16 {
-            match next() % 5 {
+            match next() % 6 {
                 0 | 1 => w.busy(c, 1),
+                // Idle with its tick still running: not registered, never a candidate.
+                5 => w.idle(c),
                 2 => w.enter(c),
                 3 => {
                     w.enter(c);

@@ -132,6 +132,13 @@ fn a_machine_of_128_shards_flags_every_one() {
     assert_eq!(w.m.nohz_idle_cpus().count(), 127);
     let ilb = w.m.find_new_ilb(w.cpu(0)).expect("an idle CPU");
     assert!(w.m.nohz_idle_test(ilb));
+    // Only shards 1 and 65 hold a CPU, one bit in each summary word, the same bit: the kick's
+    // emptiness test (the summary, Hint) still sees them, and so does find_new_ilb.
+    let w = World::<Widest, 128, 2>::new(128);
+    w.enter(1);
+    w.enter(65);
+    assert!(w.m.nohz_anyone_tickless(w.cpu(0)));
+    assert_eq!(w.m.find_new_ilb(w.cpu(0)), Some(w.cpu(1)));
 }
 
 /// With every shard the policy provides in use (`Sharded<4>`, one CPU per shard, all four
