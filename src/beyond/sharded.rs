@@ -770,7 +770,12 @@ impl Iterator for Walk<'_> {
     type Item = usize;
 
     fn next(&mut self) -> Option<usize> {
+        // Each turn yields, or moves to the next shard or phase: more turns than shards and
+        // phases would be a walk that stopped moving, which debug builds stop at once.
+        let mut turns = 0;
         loop {
+            turns += 1;
+            debug_assert!(turns <= self.nr + 5, "the ILB walk never ends");
             if self.bits != 0 {
                 // Each CPU once: more would be a clear that stopped clearing (a walk that
                 // never ends), which debug builds stop at once.
@@ -1093,6 +1098,25 @@ mod tests {
                 let got: Vec<usize> = view.walk(w.m.shard_slot(ilb)).collect();
                 assert_eq!(got, want, "K {K}, mask {bits:#x}, ilb {}", ilb.index());
             }
+        }
+    }
+
+    /// Full shards of 64 CPUs (the ILB in the last slot of one, or the first): the walk is
+    /// still `for_each_cpu_wrap(ilb + 1)`.
+    #[test]
+    fn the_walk_over_full_shards_is_for_each_cpu_wrap() {
+        let w = World::<Sharded<2, Contiguous<64>>, 128, 2>::booted(128, Jiffies::new(0));
+        let nr = w.m.nr_cpu_ids();
+        let view = w.m.fair.shards();
+        let flat = CpuMask::<2>::new();
+        for cpu in nr.iter().filter(|c| c.index() % 3 != 1) {
+            flat.set(cpu);
+            view.set(w.m.shard_slot(cpu).unwrap());
+        }
+        for ilb in [0, 62, 63, 64, 126, 127].map(|i| nr.cpu(i).unwrap()) {
+            let want: Vec<usize> = flat.iter_wrap_after(ilb, nr).map(CpuId::index).collect();
+            let got: Vec<usize> = view.walk(w.m.shard_slot(ilb)).collect();
+            assert_eq!(got, want, "ilb {}", ilb.index());
         }
     }
 
