@@ -2,7 +2,7 @@
 # Source mutants: cargo-mutants over the whole library (all of src/ but src/testing, the host
 # test platform; see .cargo/mutants.toml), and the table of the mutants that survive it.
 #
-#   ci/mutants-src.sh                 every mutant of the library (about two hours here)
+#   ci/mutants-src.sh                 every mutant of the library (about 90 minutes here)
 #   ci/mutants-src.sh --in-diff       only the mutants on lines changed since the base commit
 #                                     that the last full run recorded (ci/mutants-src.base):
 #                                     what .ci/run runs
