@@ -353,8 +353,8 @@ impl<const S: usize> ShardSet for ShardedIdle<S> {
     }
 }
 
-/// A CPU's place: its shard and its slot there, packed as `shard * 64 + slot` (the runqueue
-/// stores it plus one, 0 meaning none).
+/// A CPU's place: its shard and its slot there (the runqueue keeps it as the shard's index and
+/// the slot's bit, the form idle entry and exit use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardSlot {
     /// The shard.
@@ -364,18 +364,6 @@ pub struct ShardSlot {
 }
 
 impl ShardSlot {
-    #[inline(always)]
-    pub(crate) fn pack(self) -> u32 {
-        (self.shard * MAX_SHARD_CPUS + self.slot) as u32 + 1
-    }
-    #[inline(always)]
-    pub(crate) fn unpack(v: u32) -> Option<ShardSlot> {
-        let v = v.checked_sub(1)? as usize;
-        Some(ShardSlot {
-            shard: v / MAX_SHARD_CPUS,
-            slot: v % MAX_SHARD_CPUS,
-        })
-    }
     #[inline(always)]
     fn bit(self) -> u64 {
         1 << self.slot

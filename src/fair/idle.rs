@@ -64,19 +64,19 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             }
             rq.set_nohz_tick_stopped(true);
             // Sharded: this CPU's bit in its own shard's word, nothing on a shared line (and
-            // nothing at all for a CPU without a shard).
-            let (shard, bit) = if P::SHARDED {
-                rq.shard_place()
+            // nothing at all for a CPU without a shard); the others: the flat mask.
+            let shard = if P::SHARDED {
+                let (shard, bit) = rq.shard_place();
+                self.shards().set_bit(shard, bit).then_some(shard)
             } else {
-                (usize::MAX, 0)
+                self.nohz.idle_cpus_mask.set(cpu);
+                None
             };
-            let sharded = P::SHARDED && self.shards().set_bit(shard, bit);
-            if sharded && crate::beyond::sharded::Shards::summary_before_fence() {
+            if let Some(shard) = shard
+                && crate::beyond::sharded::Shards::summary_before_fence()
+            {
                 self.shards()
                     .raise_summary_bit(shard, rq.shard_summary_bit());
-            }
-            if !P::SHARDED {
-                self.nohz.idle_cpus_mask.set(cpu);
             }
             if P::NR_CPUS_COUNTER {
                 crate::sync::shared_store();
@@ -88,7 +88,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
             // Sharded (S1): after the same fence, flag this CPU's shard in the summary if it
             // reads clear, against find_new_ilb's GC clearing it (NOHZ_SHARD_GC_FENCE).
-            if sharded && !crate::beyond::sharded::Shards::summary_before_fence() {
+            if let Some(shard) = shard
+                && !crate::beyond::sharded::Shards::summary_before_fence()
+            {
                 self.shards()
                     .raise_summary_bit(shard, rq.shard_summary_bit());
             }

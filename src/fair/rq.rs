@@ -240,15 +240,12 @@ struct RqNohz {
     // the copy nobody uses and publishes it at once (see `Machine::rebuild_sched_domains`).
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
-    /// `Sharded` only: this CPU's shard and slot ([`ShardSlot::pack`]: plus one, 0 none),
-    /// written when the shard map is built, read by this CPU's idle entry and exit and by the
-    /// ILB's `update_nohz_stats`.
-    shard_slot: AtomicU32,
-    /// `Sharded` only, the same place as idle entry and exit use it, precomputed so that
-    /// they do no arithmetic: the shard's index complemented (0, a fresh machine's value, is
-    /// no shard: its complement is past every shard, so one bounds check covers both) ...
+    /// `Sharded` only: this CPU's place, written when the shard map is built and read by this
+    /// CPU's idle entry and exit (precomputed so that they do no arithmetic) and by the ILB's
+    /// `update_nohz_stats`: the shard's index complemented (0, a fresh machine's value, is no
+    /// shard: its complement is past every shard, so one bounds check covers both) ...
     shard_not: AtomicU32,
-    /// ... this CPU's bit in that shard's word ...
+    /// ... this CPU's bit in that shard's word (0: no shard) ...
     shard_bit: AtomicU64,
     /// ... and the shard's bit in its summary word.
     shard_summary_bit: AtomicU64,
@@ -336,7 +333,6 @@ impl Rq {
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
-                    shard_slot: AtomicU32::new(0),
                     shard_not: AtomicU32::new(0),
                     shard_bit: AtomicU64::new(0),
                     shard_summary_bit: AtomicU64::new(0),
@@ -523,7 +519,11 @@ impl Rq {
     /// `Sharded`: this CPU's shard and slot, once the shard map is built.
     #[inline(always)]
     pub(crate) fn shard_slot(&self) -> Option<ShardSlot> {
-        ShardSlot::unpack(self.nohz.shard_slot.load(Relaxed))
+        let (shard, bit) = self.shard_place();
+        (bit != 0).then(|| ShardSlot {
+            shard,
+            slot: bit.trailing_zeros() as usize,
+        })
     }
 
     /// `Sharded`: this CPU's shard index (past every shard if it has none) and its bit in
@@ -544,9 +544,6 @@ impl Rq {
 
     #[inline]
     pub(crate) fn set_shard_slot(&self, at: Option<ShardSlot>) {
-        self.nohz
-            .shard_slot
-            .store(at.map_or(0, ShardSlot::pack), Relaxed);
         self.nohz
             .shard_not
             .store(at.map_or(0, |at| !(at.shard as u32)), Relaxed);

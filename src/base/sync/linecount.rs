@@ -49,15 +49,6 @@ pub fn as_cpu<R>(cpu: usize, f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Runs `f` with recording off on this thread (a driver's own reads of the machine's state
-/// between two recorded operations).
-pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
-    let outer = CPU.with(|c| c.replace(None));
-    let r = f();
-    CPU.with(|c| c.set(outer));
-    r
-}
-
 /// The accesses recorded on this thread since the last call, in program order.
 pub fn take() -> Vec<Access> {
     LOG.with(|l| core::mem::take(&mut *l.borrow_mut()))
