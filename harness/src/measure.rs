@@ -1,8 +1,10 @@
 //! Measurement machinery, shared by the harness's compare mode and the benches
 //! (`benches/contention/`): one copy of how a variant is timed, interleaved and judged.
 //!
-//! - **Interleaving** ([`interleave`], [`interleave_many`]): the variants run A B A B ..., so
-//!   slow drifts of a shared machine hit all alike; results are compared as ratios of medians
+//! - **Interleaving** ([`interleave`], [`interleave_many`]): the variants run in rounds, one
+//!   run of each per round, so slow drifts of a shared machine hit all alike; each round draws
+//!   its order afresh, so that no variant sits at the same point of every round where the
+//!   host's own rhythms could lock onto it; results are compared as ratios of medians
 //!   ([`median`]).
 //! - **The descheduling gate** ([`ThreadClock`], [`ThreadUsage`]): each measured thread reads
 //!   its own CPU time around a run and notes how long it waited on purpose (parked idle).
@@ -114,6 +116,9 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     })
 }
 
+/// The seed of the order in which [`interleave_many`] visits its variants each round.
+const ORDER_SEED: u64 = 0x6e6f_687a;
+
 /// The runs of two variants measured interleaved.
 #[derive(Debug)]
 pub struct Interleaved<T> {
@@ -125,35 +130,18 @@ pub struct Interleaved<T> {
     pub discarded: (usize, usize),
 }
 
-/// Runs `run(false)` (A) and `run(true)` (B) alternately until each has `runs` kept results or
+/// Runs `run(false)` (A) and `run(true)` (B) in rounds, one of each per round in an order
+/// drawn afresh each round (see [`interleave_many`]), until each has `runs` kept results or
 /// `3 * runs` attempts. `run` returns `None` for a run the gate discards.
 pub fn interleave<T>(runs: usize, mut run: impl FnMut(bool) -> Option<T>) -> Interleaved<T> {
-    let mut out = Interleaved {
-        a: Vec::new(),
-        b: Vec::new(),
-        discarded: (0, 0),
-    };
-    let max_attempts = runs.saturating_mul(3).max(1);
-    let (mut tries_a, mut tries_b) = (0, 0);
-    while (out.a.len() < runs && tries_a < max_attempts)
-        || (out.b.len() < runs && tries_b < max_attempts)
-    {
-        if out.a.len() < runs && tries_a < max_attempts {
-            tries_a += 1;
-            match run(false) {
-                Some(r) => out.a.push(r),
-                None => out.discarded.0 += 1,
-            }
-        }
-        if out.b.len() < runs && tries_b < max_attempts {
-            tries_b += 1;
-            match run(true) {
-                Some(r) => out.b.push(r),
-                None => out.discarded.1 += 1,
-            }
-        }
+    let mut many = interleave_many(2, runs, |v| run(v == 1));
+    let b = many.kept.pop().unwrap_or_default();
+    let a = many.kept.pop().unwrap_or_default();
+    Interleaved {
+        a,
+        b,
+        discarded: (many.discarded[0], many.discarded[1]),
     }
-    out
 }
 
 /// The runs of several variants measured interleaved.
@@ -176,8 +164,15 @@ impl<T: Clone> InterleavedMany<T> {
     }
 }
 
-/// [`interleave`] for `variants` variants: rounds of `run(0)`, `run(1)`, ... until each has
-/// `runs` kept results or `3 * runs` attempts, so every variant sees the same conditions.
+/// Rounds of one run of each variant (`run(0)`, `run(1)`, ...) until each has `runs` kept
+/// results or `3 * runs` attempts, so every variant sees the same conditions.
+///
+/// Each round visits the variants in an order drawn afresh (a fixed seed: the same sequence
+/// every time). In a fixed order a variant runs at the same point of every round, and the
+/// host's own rhythms can lock onto it: on this machine's host, variant slots about 10 ms
+/// apart in a round of 12 ran a contended pair at 30-37 ns for most of the 41 rounds while
+/// their neighbours, the same code, ran at 47-55 ns, so one variant's median measured a
+/// phase of the host rather than its code.
 pub fn interleave_many<T>(
     variants: usize,
     runs: usize,
@@ -192,8 +187,11 @@ pub fn interleave_many<T>(
     let wants = |out: &InterleavedMany<T>, tries: &[usize], v: usize| {
         out.kept[v].len() < runs && tries[v] < max_attempts
     };
+    let mut rng = fastrand::Rng::with_seed(ORDER_SEED);
+    let mut order: Vec<usize> = (0..variants).collect();
     while (0..variants).any(|v| wants(&out, &tries, v)) {
-        for v in 0..variants {
+        rng.shuffle(&mut order);
+        for &v in &order {
             if wants(&out, &tries, v) {
                 tries[v] += 1;
                 match run(v) {
@@ -218,11 +216,69 @@ mod tests {
             // Variant 1 loses its first run.
             (!(v == 1 && order.iter().filter(|&&x| x == 1).count() == 1)).then_some(order.len())
         });
-        assert_eq!(order, [0, 1, 2, 0, 1, 2, 1]);
-        assert_eq!(r.kept, [vec![1, 4], vec![5, 7], vec![3, 6]]);
+        // Two full rounds, each variant once in each, then variant 1's retry alone.
+        assert_eq!(order.len(), 7);
+        for round in order[..6].chunks(3) {
+            let mut seen = round.to_vec();
+            seen.sort_unstable();
+            assert_eq!(
+                seen,
+                [0, 1, 2],
+                "each round runs each variant once: {order:?}"
+            );
+        }
+        assert_eq!(order[6], 1);
+        // Each variant keeps the results of its own runs, in order.
+        for v in 0..3 {
+            let mine: Vec<usize> = (1..=7).filter(|&i| order[i - 1] == v).collect();
+            let kept: Vec<usize> = if v == 1 { mine[1..].to_vec() } else { mine };
+            assert_eq!(r.kept[v], kept, "variant {v}");
+        }
         assert_eq!(r.discarded, [0, 1, 0]);
         let p = r.pair(1, 0);
-        assert_eq!((p.a, p.b, p.discarded), (vec![5, 7], vec![1, 4], (1, 0)));
+        assert_eq!(
+            (p.a, p.b, p.discarded),
+            (r.kept[1].clone(), r.kept[0].clone(), (1, 0))
+        );
+    }
+
+    #[test]
+    fn each_round_draws_its_order_afresh() {
+        let mut order = Vec::new();
+        interleave_many(4, 30, |v| {
+            order.push(v);
+            Some(())
+        });
+        let rounds: Vec<&[usize]> = order.chunks(4).collect();
+        assert_eq!(rounds.len(), 30);
+        for round in &rounds {
+            let mut seen = round.to_vec();
+            seen.sort_unstable();
+            assert_eq!(seen, [0, 1, 2, 3]);
+        }
+        // No variant keeps one place: each runs first in some round and last in another.
+        for v in 0..4 {
+            assert!(
+                rounds.iter().any(|r| r[0] == v),
+                "{v} never first: {order:?}"
+            );
+            assert!(
+                rounds.iter().any(|r| r[3] == v),
+                "{v} never last: {order:?}"
+            );
+        }
+        // Two variants alternate in both orders too.
+        let mut pairs = Vec::new();
+        interleave(20, |b| {
+            pairs.push(b);
+            Some(())
+        });
+        let firsts: Vec<bool> = pairs.chunks(2).map(|r| r[0]).collect();
+        assert!(pairs.chunks(2).all(|r| r[0] != r[1]), "{pairs:?}");
+        assert!(
+            firsts.contains(&true) && firsts.contains(&false),
+            "{pairs:?}"
+        );
     }
 
     #[test]
@@ -248,16 +304,17 @@ mod tests {
     #[test]
     fn interleaves_and_retries_discarded_runs() {
         let mut order = Vec::new();
-        let mut n = 0;
         let r = interleave(2, |b| {
             order.push(b);
-            n += 1;
             // Discard the first A run.
-            (n != 1).then_some(n)
+            (b || order.iter().filter(|&&x| !x).count() != 1).then_some(order.len())
         });
-        assert_eq!(order, [false, true, false, true, false]);
-        assert_eq!(r.a, [3, 5]);
-        assert_eq!(r.b, [2, 4]);
+        assert_eq!(order.len(), 5);
+        assert_eq!(order.iter().filter(|&&b| b).count(), 2);
+        assert!(!order[4], "A's retry comes last: {order:?}");
+        let at = |b: bool| -> Vec<usize> { (1..=5).filter(|&i| order[i - 1] == b).collect() };
+        assert_eq!(r.a, at(false)[1..]);
+        assert_eq!(r.b, at(true));
         assert_eq!(r.discarded, (1, 0));
     }
 
