@@ -25,7 +25,7 @@ mod pacing;
 mod session;
 
 pub use antagonist::{Antagonist, Churn, PRE_ROLL, churn};
-pub use pacing::{CALIBRATION_WINDOW, Pacing, RUN_FOR, WORK_NS, Work, pace, repeat, timed};
+pub use pacing::{CALIBRATION_WINDOW, Pacing, RUN_FOR, WORK_NS, Work, pace, repeat, timed, work};
 pub use session::Session;
 
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 //! `sched_balance_newidle`, `do_idle` with the tick stopping and restarting, kicks and their
 //! IPIs through [`Machine::kick_interrupt`](nohz::Machine::kick_interrupt) with the softirq's
 //! ILB pass, NO_HZ_FULL CPUs from four CPUs up, hotplug), but nothing waits on a host timer:
-//! time is a virtual clock ([`Sim::vnow`]) that a busy CPU moves to its tick's expiry when it
+//! time is a virtual clock (`Sim::vnow`) that a busy CPU moves to its tick's expiry when it
 //! takes the tick, and that an idle CPU, after spinning a while with nothing arriving, moves to
 //! its own next event. A task is one or two busy ticks; an idle CPU sleeps one to three ticks
 //! of virtual time.
@@ -28,7 +28,7 @@
 //!
 //! # Planted bugs
 //!
-//! [`Plant`] reverts the hotplug fix, leaks the csd, or (probe builds) removes the ILB pass's
+//! [`Plant`](crate::sim::Plant) reverts the hotplug fix, leaks the csd, or (probe builds) removes the ILB pass's
 //! fence; the run then records the first violation and after how many transitions it came.
 
 use crate::measure::{ThreadClock, ThreadUsage};

@@ -139,9 +139,10 @@ fn repeat_worked<R>(n: u64, steps: u64, mut f: impl FnMut() -> R) {
     black_box(x);
 }
 
-/// Private work: a chain of `steps` dependent multiply-adds on a register (no memory).
+/// Private work: a chain of `steps` dependent multiply-adds on a register (no memory), the
+/// work of [`Pacing::Worked`]; a bench sizes other stand-ins with [`Work::step_ns`].
 #[inline(always)]
-fn work(mut x: u64, steps: u64) -> u64 {
+pub fn work(mut x: u64, steps: u64) -> u64 {
     for _ in 0..steps {
         x = black_box(x)
             .wrapping_mul(6_364_136_223_846_793_005)

@@ -47,6 +47,11 @@ impl<'a> Session<'a> {
         self.ant.is_some()
     }
 
+    /// The work between [`Pacing::Worked`] calls, as last calibrated.
+    pub fn work(&self) -> Work {
+        self.work.get()
+    }
+
     /// Calibrates the work between [`Pacing::Worked`] calls again ([`Work::calibrate`]) and
     /// returns it. Call it between comparisons, when the antagonist is parked.
     pub fn recalibrate(&self) -> Work {
