@@ -84,7 +84,7 @@ use std::sync::Arc;
 /// own): measured together by one function that reads them in this order, or each by the
 /// function beside it (one row per policy, the policy the row's `a` names).
 #[rustfmt::skip] // a table: one line per check
-const TABLE: [Target; 11] = [
+const TABLE: [Target; 13] = [
     Target {
         checks: &[
             ratio("T1", "pair-churn", PATCHED, LEGACY, AtMost(0.55)),
@@ -182,6 +182,26 @@ const TABLE: [Target; 11] = [
         contended: true,
         primary: Pacing::Worked,
         run: Run::Together(t8::run_tick),
+    },
+    Target {
+        checks: &[
+            ratio("T8g", "cost-model", "flat", "model", Within(0.7, 1.3)),
+            ratio("T8g", "cost-model", "sticky", "model", Within(0.7, 1.3)),
+            ratio("T8g", "cost-model", "same-shard", "model", Within(0.7, 1.3)),
+            ratio("T8g", "cost-model", "exact", "model", Within(0.7, 1.3)),
+        ],
+        contended: true,
+        primary: Pacing::Paced,
+        run: Run::Together(t8::run_model),
+    },
+    Target {
+        checks: &[
+            ratio("T8h", "ilb-walk-churn", "sharded", "flat", AtMost(2.5)),
+            ratio("T8h", "ilb-walk-visits-churn", "sharded", "flat", AtMost(1.05)),
+        ],
+        contended: true,
+        primary: Pacing::Paced,
+        run: Run::Together(t8::run_walk),
     },
     Target {
         checks: &[
