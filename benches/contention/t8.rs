@@ -54,7 +54,8 @@
 //!   antagonist: what the shard lookup and the summary's read-before-write cost when no line
 //!   moves (the instruction-count half of T8e is `ci/guards.sh`'s). The same-shard pair is
 //!   reported beside it: the same code, so its ratio separates the code's price from the
-//!   layout's.
+//!   layout's. Each design runs [`PAIR_COPIES`] copies of its loop, each at its own address,
+//!   and is judged by its fastest (see [`timed_pairs_copy`]).
 
 use crate::common::{Rig, START};
 use crate::report::{Check, Target};
