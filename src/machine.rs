@@ -456,11 +456,13 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// misfit status is cleared if the machine has asymmetric CPU capacity
     /// ([`sched_asym_cpucap_active`](Self::sched_asym_cpucap_active); on a symmetric machine
     /// `update_misfit_status(NULL, rq)` returns at once and `misfit_task_load` is left as it
-    /// was); a CPU with a queued wakeup or an inactive one stops there;
-    /// otherwise the platform's domain walk tries to pull a task (skipped for a CPU without a
-    /// domain, which still goes on), `rq.next_balance` is pulled in to `jiffies + HZ` or the
-    /// walk's earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
-    /// blocked-load refresh. Returns whether a task was pulled.
+    /// was); a CPU with a queued wakeup or an inactive one stops there. Where the platform's
+    /// [`newidle_domain`](crate::platform::Balance::newidle_domain) allows a walk, the CPU
+    /// refreshes its own blocked averages, then the platform's domain walk tries to pull a
+    /// task (a CPU without a domain goes on without either); `rq.next_balance` is pulled in to
+    /// `jiffies + HZ` or the domains' earlier deadline, and if nothing was pulled
+    /// `nohz_newidle_balance` may ask for a blocked-load refresh. Returns whether a task was
+    /// pulled.
     ///
     /// See [`Fair::sched_balance_newidle`](crate::fair::Fair::sched_balance_newidle).
     #[inline(always)]
@@ -681,7 +683,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// See [`Ticks::can_stop_idle_tick`](crate::tick_sched::Ticks::can_stop_idle_tick).
     #[inline(always)]
     pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
-        self.ticks.can_stop_idle_tick(&self.cpus, cpu, plat)
+        self.ticks
+            .can_stop_idle_tick(&self.cpus, &self.fair, cpu, plat)
     }
 
     /// `tick_nohz_idle_stop_tick()` on `cpu`, from the idle loop with IRQs off: try to stop
@@ -710,7 +713,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// See [`Ticks::tick_nohz_get_sleep_length`](crate::tick_sched::Ticks::tick_nohz_get_sleep_length).
     #[inline(always)]
     pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
-        self.ticks.tick_nohz_get_sleep_length(&self.cpus, cpu, plat)
+        self.ticks
+            .tick_nohz_get_sleep_length(&self.cpus, &self.fair, cpu, plat)
     }
 
     /// `tick_nohz_idle_restart_tick()` (the polling idle path): restart a stopped tick and

@@ -156,7 +156,10 @@ pub trait Ipi<const N: usize> {
 /// The crate keeps each CPU's `SCHED_SOFTIRQ` pending bit itself
 /// ([`Machine::sched_softirq_pending`](crate::Machine::sched_softirq_pending)):
 /// [`Machine::irq_exit`](crate::Machine::irq_exit) runs the softirq when it is set, and the idle
-/// path's pending-softirq check sees it. A kernel with its own softirq machinery (ksoftirqd,
+/// path's pending-softirq check (`can_stop_idle_tick`) adds it to
+/// [`TickHardware::local_softirq_pending`]'s bits, as the kernel's `local_softirq_pending()`
+/// includes it: a CPU that reaches idle with it pending keeps its tick and counts
+/// [`Warning::IdleSoftirqPending`](crate::Warning). A kernel with its own softirq machinery (ksoftirqd,
 /// `raise_softirq_irqoff`) overrides this method to raise its softirq too, and calls
 /// [`Machine::sched_balance_softirq`](crate::Machine::sched_balance_softirq) from its handler,
 /// which clears the crate's bit first (so a later `irq_exit` does not run it again).
@@ -275,10 +278,40 @@ pub struct NewidleOutcome {
     pub next_balance: Option<Jiffies>,
 }
 
+/// What `sched_balance_newidle` reads of a CPU's base domain before it decides to walk the
+/// domains: the walk runs only when the root domain is overloaded and the CPU expects to be
+/// idle for at least as long as a walk of that domain has cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewidleDomain {
+    /// `get_rd_overloaded(rq->rd)`: some CPU of the root domain has more than one runnable
+    /// task, so there may be something to pull.
+    pub rd_overloaded: bool,
+    /// `sd->max_newidle_lb_cost` of the base domain: the most a newidle walk of it has
+    /// cost lately, in nanoseconds. The crate compares it with
+    /// [`Rq::avg_idle`](crate::Rq::avg_idle).
+    pub max_newidle_lb_cost: u64,
+    /// The base domain's next balance (`sd->last_balance` plus its interval, what
+    /// `update_next_balance` computes), if the kernel keeps one: when the walk is skipped the
+    /// crate pulls `rq.next_balance` in to it (or to `jiffies + HZ`, whichever is earlier).
+    pub next_balance: Option<Jiffies>,
+}
+
+impl NewidleDomain {
+    /// A kernel that keeps neither the root domain's overload flag nor walk costs: every
+    /// newidle pass walks.
+    pub const ALWAYS_WALK: Self = Self {
+        rd_overloaded: true,
+        max_newidle_lb_cost: 0,
+        next_balance: None,
+    };
+}
+
 /// The balancing actions the crate asks for; the kernel does the work and reports back.
 pub trait Balance<const N: usize> {
     /// `sched_balance_update_blocked_averages(cpu)`, run by `by`: decays `cpu`'s blocked load
-    /// and returns whether any remains.
+    /// and returns whether any remains. Asked by the ILB pass for each idle CPU it refreshes
+    /// (`by` the ILB), by the softirq for its own CPU, and by newidle before its domain walk
+    /// (`by == cpu`, interrupts off).
     ///
     /// **What the platform does.** Under `cpu`'s rq lock, during this call: update the rq
     /// clock, decay the RT, DL, IRQ and pressure averages and the CFS ones (notifying cpufreq
@@ -331,9 +364,31 @@ pub trait Balance<const N: usize> {
     #[doc(alias = "sched_balance_domains")]
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies;
 
-    /// The domain walk of `sched_balance_newidle` on `cpu` (which has a domain, is active and
-    /// has no wakeup pending): tries to pull a task and reports the outcome. The crate does
-    /// the NOHZ-visible rest (misfit reset, `next_balance`, `nohz_newidle_balance`).
+    /// What `sched_balance_newidle` on `cpu` reads of its base domain to decide whether to
+    /// walk the domains ([`NewidleDomain`]). Asked on `cpu` (which has a domain, is active and
+    /// has no wakeup pending) by
+    /// [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle), interrupts
+    /// off, under RCU in the kernel: read the domain without sleeping.
+    ///
+    /// The default, [`NewidleDomain::ALWAYS_WALK`], is a kernel that keeps neither the root
+    /// domain's overload flag nor walk costs: every pass refreshes the CPU's blocked load and
+    /// walks. Answering "overloaded" when nothing is, or a cost of 0, costs a refresh and a
+    /// walk that pulls nothing; answering "not overloaded" while a CPU has tasks to spare
+    /// leaves this CPU idle until the next periodic or ILB balance.
+    #[doc(alias = "get_rd_overloaded")]
+    #[doc(alias = "max_newidle_lb_cost")]
+    #[inline]
+    fn newidle_domain(&self, _cpu: CpuId<N>) -> NewidleDomain {
+        NewidleDomain::ALWAYS_WALK
+    }
+
+    /// The domain walk of `sched_balance_newidle` on `cpu`: tries to pull a task and reports
+    /// the outcome. The crate asks for it only when [`newidle_domain`](Self::newidle_domain)
+    /// allows a walk, and only after it refreshed `cpu`'s blocked averages
+    /// ([`update_blocked_averages`](Self::update_blocked_averages) with `by == cpu`, the
+    /// kernel's `__sched_balance_update_blocked_averages(this_rq)`); it does the NOHZ-visible
+    /// rest itself (misfit reset, `next_balance`, `nohz_newidle_balance`). Without a walk
+    /// nothing is pulled.
     ///
     /// Called on `cpu` by [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle),
     /// from the scheduler as the CPU is about to run its idle task (interrupts off, `cpu`'s rq
@@ -484,8 +539,9 @@ pub trait TickHardware<const N: usize> {
     fn tick_expiry(&self, cpu: CpuId<N>) -> u64;
 
     /// `local_softirq_pending()` on `cpu`, as [`softirq`] bits, besides `SCHED_SOFTIRQ`, whose
-    /// bit the crate keeps itself ([`Softirq`]). Asked on `cpu` as its idle tick may stop
-    /// (interrupts off). The default, 0, is a kernel with no other softirq.
+    /// bit the crate keeps itself ([`Softirq`]) and adds to this answer: a CPU with either
+    /// pending keeps its idle tick. Asked on `cpu` as its idle tick may stop (interrupts off).
+    /// The default, 0, is a kernel with no other softirq.
     #[inline]
     fn local_softirq_pending(&self, _cpu: CpuId<N>) -> u32 {
         0

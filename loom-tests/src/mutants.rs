@@ -17,7 +17,7 @@
 //! a few seconds and shows which models notice which orderings.
 
 use crate::Explored;
-use crate::models::blocked_load::{self, Clear, Passes};
+use crate::models::blocked_load::{self, Clear, Owner, Passes};
 use crate::models::sharded::{self, Clears};
 use crate::models::{hotplug, idle_flush, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
 use nohz::beyond::sharded::CODE_MUTANTS;
@@ -134,17 +134,46 @@ pub static MODELS: &[Model] = &[
     Model {
         name: "blocked_load[patched]",
         proves: "update_blocked_load_status: no set lost to the clear",
-        run: || blocked_load::set_against_clear::<Patched>(Clear::Conditional, Passes::One),
+        run: || {
+            blocked_load::set_against_clear::<Patched>(
+                Clear::Conditional,
+                Passes::One,
+                Owner::EntersIdle,
+            )
+        },
     },
     Model {
         name: "blocked_load[legacy]",
         proves: "update_blocked_load_status: no set lost to the clear",
-        run: || blocked_load::set_against_clear::<Legacy>(Clear::Conditional, Passes::One),
+        run: || {
+            blocked_load::set_against_clear::<Legacy>(
+                Clear::Conditional,
+                Passes::One,
+                Owner::EntersIdle,
+            )
+        },
     },
     Model {
         name: "blocked_load[scalable]",
         proves: "update_blocked_load_status: no set lost to the clear",
-        run: || blocked_load::set_against_clear::<Scalable>(Clear::Conditional, Passes::One),
+        run: || {
+            blocked_load::set_against_clear::<Scalable>(
+                Clear::Conditional,
+                Passes::One,
+                Owner::EntersIdle,
+            )
+        },
+    },
+    Model {
+        name: "blocked_load[patched,newidle]",
+        proves: "update_blocked_load_status: no set lost to the clear, newidle's own refresh too",
+        run: || {
+            blocked_load::set_against_clear::<Patched>(
+                Clear::Conditional,
+                Passes::One,
+                Owner::NewidleFirst,
+            )
+        },
     },
     Model {
         name: "irqtime[disable]",

@@ -5,22 +5,25 @@
 //! `loom_tests::models::blocked_load`.
 #![cfg(nohz_loom)]
 
-use loom_tests::models::blocked_load::{Clear, Passes, set_against_clear};
+use loom_tests::models::blocked_load::{Clear, Owner, Passes, set_against_clear};
 use nohz::{Legacy, Patched, Scalable};
 
 #[test]
 fn patched_keeps_a_set_made_after_the_decay_began() {
-    set_against_clear::<Patched>(Clear::Conditional, Passes::One).assert_all_reached();
+    set_against_clear::<Patched>(Clear::Conditional, Passes::One, Owner::EntersIdle)
+        .assert_all_reached();
 }
 
 #[test]
 fn legacy_keeps_a_set_made_after_the_decay_began() {
-    set_against_clear::<Legacy>(Clear::Conditional, Passes::One).assert_all_reached();
+    set_against_clear::<Legacy>(Clear::Conditional, Passes::One, Owner::EntersIdle)
+        .assert_all_reached();
 }
 
 #[test]
 fn scalable_keeps_a_set_made_after_the_decay_began() {
-    set_against_clear::<Scalable>(Clear::Conditional, Passes::One).assert_all_reached();
+    set_against_clear::<Scalable>(Clear::Conditional, Passes::One, Owner::EntersIdle)
+        .assert_all_reached();
 }
 
 /// Two passes decaying CPU 1 at once, each clearing from its own reading: still no set lost
@@ -29,7 +32,8 @@ fn scalable_keeps_a_set_made_after_the_decay_began() {
 /// site this model could kill anyway.
 #[test]
 fn two_passes_keep_a_set_made_after_the_decay_began() {
-    set_against_clear::<Patched>(Clear::Conditional, Passes::Two).assert_all_reached();
+    set_against_clear::<Patched>(Clear::Conditional, Passes::Two, Owner::EntersIdle)
+        .assert_all_reached();
 }
 
 /// The model can fail: the clear the crate made before (unconditional, after the platform's
@@ -37,12 +41,35 @@ fn two_passes_keep_a_set_made_after_the_decay_began() {
 #[test]
 #[should_panic(expected = "blocked load: CPU 1's set after the decay began was erased")]
 fn an_unconditional_clear_loses_the_set() {
-    set_against_clear::<Patched>(Clear::Unconditional, Passes::One);
+    set_against_clear::<Patched>(Clear::Unconditional, Passes::One, Owner::EntersIdle);
 }
 
 /// The same under `Scalable`, whose idempotent path sets the flag with a swap.
 #[test]
 #[should_panic(expected = "blocked load: CPU 1's set after the decay began was erased")]
 fn an_unconditional_clear_loses_the_set_under_scalable() {
-    set_against_clear::<Scalable>(Clear::Unconditional, Passes::One);
+    set_against_clear::<Scalable>(Clear::Unconditional, Passes::One, Owner::EntersIdle);
+}
+
+/// CPU 1 refreshes its own blocked load through newidle (the refresh before the domain walk:
+/// stamp, decay, and a clear if nothing is left) before it re-enters idle, while the ILB's pass
+/// decays and clears it from its own reading: still no set lost.
+#[test]
+fn patched_newidle_refresh_keeps_a_set_made_after_the_decay_began() {
+    set_against_clear::<Patched>(Clear::Conditional, Passes::One, Owner::NewidleFirst)
+        .assert_all_reached();
+}
+
+/// The same under `Scalable`, whose idempotent path sets the flag with a swap.
+#[test]
+fn scalable_newidle_refresh_keeps_a_set_made_after_the_decay_began() {
+    set_against_clear::<Scalable>(Clear::Conditional, Passes::One, Owner::NewidleFirst)
+        .assert_all_reached();
+}
+
+/// With the newidle refresh too, the unconditional clear loses the set.
+#[test]
+#[should_panic(expected = "blocked load: CPU 1's set after the decay began was erased")]
+fn an_unconditional_clear_loses_the_set_with_a_newidle_refresh() {
+    set_against_clear::<Patched>(Clear::Unconditional, Passes::One, Owner::NewidleFirst);
 }

@@ -233,11 +233,15 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// misfit status is cleared if the machine has asymmetric CPU capacity
     /// ([`sched_asym_cpucap_active`](Self::sched_asym_cpucap_active); on a symmetric machine
     /// `update_misfit_status(NULL, rq)` returns at once and `misfit_task_load` is left as it
-    /// was); a CPU with a queued wakeup or an inactive one stops there;
-    /// otherwise the platform's domain walk tries to pull a task (skipped for a CPU without a
-    /// domain, which still goes on), `rq.next_balance` is pulled in to `jiffies + HZ` or the
-    /// walk's earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
-    /// blocked-load refresh. Returns whether a task was pulled.
+    /// was); a CPU with a queued wakeup or an inactive one stops there. A CPU with a domain
+    /// walks its domains only if the root domain is overloaded and `avg_idle` is at least the
+    /// base domain's `max_newidle_lb_cost` (the platform's
+    /// [`newidle_domain`](crate::platform::Balance::newidle_domain)); before the walk it
+    /// refreshes its own blocked averages, exactly as `update_nohz_stats` does for a remote
+    /// CPU (stamp, decay, `update_blocked_load_status`). A CPU without a domain goes on
+    /// without a walk. Then `rq.next_balance` is pulled in to `jiffies + HZ` or the domains'
+    /// earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
+    /// blocked-load refresh of the idle CPUs. Returns whether a task was pulled.
     pub fn sched_balance_newidle<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
@@ -257,9 +261,17 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         let mut next: Jiffies = plat.jiffies().add(Pl::HZ as usize);
         let mut pulled = false;
         if rq.has_sched_domain() {
-            let outcome = plat.newidle_balance(cpu);
-            pulled = outcome.pulled_task;
-            if let Some(deadline) = outcome.next_balance
+            let sd = plat.newidle_domain(cpu);
+            let deadline = if !sd.rd_overloaded || rq.avg_idle() < sd.max_newidle_lb_cost {
+                sd.next_balance
+            } else {
+                // __sched_balance_update_blocked_averages(this_rq), then the walk.
+                self.update_blocked_averages(cpu, cpu, plat);
+                let outcome = plat.newidle_balance(cpu);
+                pulled = outcome.pulled_task;
+                outcome.next_balance
+            };
+            if let Some(deadline) = deadline
                 && next.is_after(deadline)
             {
                 next = deadline;

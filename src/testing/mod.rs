@@ -30,8 +30,8 @@ use crate::cpu::{CpuId, NrCpuIds};
 use crate::fair::rq::Rq;
 use crate::jiffies::{Jiffies, JiffiesCell};
 use crate::platform::{
-    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleOutcome,
-    Softirq, TickHardware, Topology, tick_nsec,
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleDomain,
+    NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
 };
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -154,8 +154,8 @@ pub const START_NS: u64 = 1_000_000;
 ///
 /// Starts with no CPU needing a reschedule, each with a scheduling domain, all
 /// in one LLC led by CPU 0; blocked load fully decays on the first update, a balance pass sets
-/// the next one 4 ticks later, and a newidle walk pulls nothing and reports no deadline (all
-/// adjustable). `this_cpu()` is `None` until [`HostPlatform::set_this_cpu`].
+/// the next one 4 ticks later, and every newidle pass walks its domains, pulling nothing and
+/// reporting no deadline (all adjustable). `this_cpu()` is `None` until [`HostPlatform::set_this_cpu`].
 #[derive(Debug)]
 pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     nr: NrCpuIds<N>,
@@ -175,6 +175,10 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     newidle_pulls: AtomicBool,
     newidle_deadline: AtomicUsize,
     newidle_has_deadline: AtomicBool,
+    rd_overloaded: AtomicBool,
+    max_newidle_lb_cost: AtomicU64,
+    sd_deadline: AtomicUsize,
+    sd_has_deadline: AtomicBool,
     log: Mutex<Vec<Event<N>>>,
     ipi_hook: Mutex<IpiHook<N>>,
     rcu_hook: Mutex<RcuHook<N, HZ>>,
@@ -273,6 +277,10 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             newidle_pulls: AtomicBool::new(false),
             newidle_deadline: AtomicUsize::new(0),
             newidle_has_deadline: AtomicBool::new(false),
+            rd_overloaded: AtomicBool::new(true),
+            max_newidle_lb_cost: AtomicU64::new(0),
+            sd_deadline: AtomicUsize::new(0),
+            sd_has_deadline: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
             ipi_hook: Mutex::new(Hook(None)),
             rcu_hook: Mutex::new(Hook(None)),
@@ -363,6 +371,18 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             .store(outcome.next_balance.is_some(), Relaxed);
         self.newidle_deadline
             .store(outcome.next_balance.map_or(0, Jiffies::get), Relaxed);
+    }
+
+    /// What newidle reads of every CPU's base domain from now on (the default,
+    /// [`NewidleDomain::ALWAYS_WALK`], lets every pass walk).
+    pub fn set_newidle_domain(&self, sd: NewidleDomain) {
+        self.rd_overloaded.store(sd.rd_overloaded, Relaxed);
+        self.max_newidle_lb_cost
+            .store(sd.max_newidle_lb_cost, Relaxed);
+        self.sd_has_deadline
+            .store(sd.next_balance.is_some(), Relaxed);
+        self.sd_deadline
+            .store(sd.next_balance.map_or(0, Jiffies::get), Relaxed);
     }
 
     /// Whether `cpu`'s blocked load survives the next decay.
@@ -628,6 +648,16 @@ impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies {
         self.record(Event::BalanceDomains { by, cpu, idle });
         self.jiffies.get().add(self.balance_interval.load(Relaxed))
+    }
+    fn newidle_domain(&self, _cpu: CpuId<N>) -> NewidleDomain {
+        NewidleDomain {
+            rd_overloaded: self.rd_overloaded.load(Relaxed),
+            max_newidle_lb_cost: self.max_newidle_lb_cost.load(Relaxed),
+            next_balance: self
+                .sd_has_deadline
+                .load(Relaxed)
+                .then(|| Jiffies::new(self.sd_deadline.load(Relaxed))),
+        }
     }
     fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome {
         self.record(Event::NewidleBalance { cpu });

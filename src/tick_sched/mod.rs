@@ -564,10 +564,13 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// ignores the hotplug-safe softirqs (ksoftirqd is parked), and on PREEMPT_RT blocked
     /// bottom halves ([`local_bh_blocked`](crate::platform::TickHardware::local_bh_blocked))
     /// mean the softirq waits on a lock. Older kernels (before 5.18) did not warn for
-    /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate.
-    pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(
+    /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate. The pending bits are the
+    /// platform's [`local_softirq_pending`](crate::platform::TickHardware::local_softirq_pending)
+    /// and the crate's own `SCHED_SOFTIRQ` bit, under the same rules.
+    pub fn can_stop_idle_tick<P: Policy, Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
     ) -> bool {
@@ -580,7 +583,12 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         if plat.need_resched(cpu) {
             return false;
         }
+        // local_softirq_pending(): the platform's bits and SCHED_SOFTIRQ, which the crate
+        // keeps itself.
         let mut pending = plat.local_softirq_pending(cpu);
+        if fair.rq(cpu).sched_softirq_pending() {
+            pending |= softirq::SCHED;
+        }
         if !cpus.cpu_active(cpu) {
             pending &= !softirq::HOTPLUG_SAFE_MASK;
         }
@@ -622,7 +630,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         let expires = if ts.timer_expires_base() != 0 {
             // The governor already computed it (tick_nohz_get_sleep_length).
             ts.timer_expires()
-        } else if self.can_stop_idle_tick(cpus, cpu, plat) {
+        } else if self.can_stop_idle_tick(cpus, fair, cpu, plat) {
             self.tick_nohz_next_event(cpus, cpu, plat)
         } else {
             return;
@@ -667,13 +675,14 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
     /// reuses it. Returns 0 when the tick cannot or should not stop.
     #[inline]
-    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(
+    pub fn tick_nohz_get_sleep_length<P: Policy, Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,
+        fair: &Fair<P, N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
     ) -> u64 {
-        if !self.can_stop_idle_tick(cpus, cpu, plat) {
+        if !self.can_stop_idle_tick(cpus, fair, cpu, plat) {
             return 0;
         }
         self.tick_nohz_next_event(cpus, cpu, plat)

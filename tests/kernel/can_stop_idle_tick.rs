@@ -1,7 +1,7 @@
 //! `can_stop_idle_tick`.
 
 use nohz::for_each_policy;
-use nohz::platform::softirq;
+use nohz::platform::{TickHardware, softirq};
 use nohz::testing::World;
 use nohz::{Policy, Warning};
 
@@ -78,6 +78,45 @@ fn a_pending_softirq_keeps_the_tick_and_warns_every_time<P: Policy>() {
     assert_eq!(w.warnings(), 13);
 }
 
+/// The crate keeps `SCHED_SOFTIRQ`'s pending bit itself, and the kernel's
+/// `local_softirq_pending()` includes that bit: a CPU with the softirq raised and not yet run
+/// keeps its idle tick and reports it, under the same exceptions as every other softirq.
+fn the_crates_own_sched_softirq_keeps_the_tick<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c = w.cpu(1);
+    w.idle(1);
+    // CPU 1's own balance is due: its tick raises SCHED_SOFTIRQ, which has not run yet.
+    w.m.rq(c).set_next_balance(w.now());
+    w.tick(1);
+    assert!(w.m.sched_softirq_pending(c));
+    assert_eq!(
+        w.p.local_softirq_pending(c),
+        0,
+        "the platform's bits leave it out"
+    );
+    assert!(!w.m.can_stop_idle_tick(c, &*w.p));
+    assert_eq!(w.m.warnings().of_kind(Warning::IdleSoftirqPending), 1);
+    // At idle entry: the tick stays, and the CPU does not register.
+    w.m.tick_nohz_idle_enter(c, &*w.p);
+    w.m.tick_nohz_idle_stop_tick(c, &*w.p);
+    assert!(!w.ts(1).tick_stopped(), "kept by the pending softirq");
+    assert!(!w.mask().contains(&1));
+    assert_eq!(w.m.warnings().of_kind(Warning::IdleSoftirqPending), 2);
+    // PREEMPT_RT with bottom halves blocked: it waits on that lock, silently.
+    w.p.set_local_bh_blocked(c, true);
+    assert!(w.m.can_stop_idle_tick(c, &*w.p));
+    w.p.set_local_bh_blocked(c, false);
+    // Not hotplug-safe: a CPU going down keeps its tick for it too.
+    w.deactivate(1);
+    assert!(!w.m.can_stop_idle_tick(c, &*w.p));
+    assert_eq!(w.m.warnings().of_kind(Warning::IdleSoftirqPending), 3);
+    // Once the softirq ran, the tick may stop.
+    w.m.sched_balance_softirq(c, &*w.p);
+    assert!(!w.m.sched_softirq_pending(c));
+    assert!(w.m.can_stop_idle_tick(c, &*w.p));
+    assert_eq!(w.m.warnings().of_kind(Warning::IdleSoftirqPending), 3);
+}
+
 fn nohz_full_keeps_the_timekeeper_ticking<P: Policy>() {
     let w = World::<P>::new(4);
     w.nohz_full(3);
@@ -100,6 +139,7 @@ for_each_policy!(
     not_before_nohz_mode_is_active,
     not_with_a_reschedule_or_a_softirq_pending,
     a_pending_softirq_keeps_the_tick_and_warns_every_time,
+    the_crates_own_sched_softirq_keeps_the_tick,
     nohz_full_keeps_the_timekeeper_ticking,
     an_offline_cpu_warns_and_carries_on,
 );

@@ -316,9 +316,13 @@ fn an_offline_online_cycle_leaves_a_freshly_booted_cpu<P: Policy>() {
         ts.iowait_sleeptime(),
     );
     assert!(stats.0 >= 2 && stats.2 > 0);
-    // It dies from there.
+    // It dies from there: the stopper task takes over for stop-machine, so the CPU is no
+    // longer idle_cpu() when the dying flush runs the kick's handler, which drops the request
+    // and raises no softirq.
     w.p.take_events();
+    w.m.rq(c1).set_curr_is_idle(false);
     w.m.cpu_dying(c1, &*w.p).unwrap();
+    assert!(!w.m.sched_softirq_pending(c1));
     assert!(w.events().contains(&Event::CancelTick { cpu: c1 }));
     let rq = w.m.rq(c1);
     assert!(!rq.csd_busy() && rq.nohz_flags().load().is_empty());

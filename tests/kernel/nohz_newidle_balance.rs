@@ -2,7 +2,7 @@
 
 use nohz::SCHED_MIGRATION_COST_NS;
 use nohz::for_each_policy;
-use nohz::platform::NewidleOutcome;
+use nohz::platform::{NewidleDomain, NewidleOutcome};
 use nohz::testing::{Event, START_JIFFIES, World};
 use nohz::{Jiffies, NohzFlags, Policy};
 
@@ -29,7 +29,14 @@ fn nothing_pulled_requests_a_local_refresh<P: Policy>() {
     let w = setup::<P>();
     assert!(!w.m.sched_balance_newidle(w.cpu(3), &*w.p));
     assert!(newilb(&w));
-    assert_eq!(w.events(), [Event::NewidleBalance { cpu: w.cpu(3) }]);
+    let c = w.cpu(3);
+    assert_eq!(
+        w.events(),
+        [
+            Event::BlockedAverages { by: c, cpu: c },
+            Event::NewidleBalance { cpu: c }
+        ]
+    );
     assert!(w.ipis().is_empty(), "no IPI for NEWILB");
 }
 
@@ -186,7 +193,114 @@ fn next_balance_is_pulled_in<P: Policy>() {
     assert_eq!(rq.next_balance(), w.now().add(12), "never pushed out");
 }
 
+/// Before its domain walk, newidle refreshes this CPU's own blocked averages
+/// (`__sched_balance_update_blocked_averages(this_rq)`): the same stamp, decay and
+/// `update_blocked_load_status` that `update_nohz_stats` does for a remote CPU.
+fn the_walk_refreshes_this_cpus_blocked_load_first<P: Policy>() {
+    let w = setup::<P>();
+    let (c, rq) = (w.cpu(3), w.m.rq(w.cpu(3)));
+    // CPU 3 idled before (registered, blocked load set), then ran a task that blocked.
+    w.enter(3);
+    w.busy(3, 1);
+    w.advance(1);
+    w.p.set_blocked_load_remains(c, true);
+    w.p.take_events();
+    assert!(!w.m.sched_balance_newidle(c, &*w.p));
+    assert_eq!(
+        w.events(),
+        [
+            Event::BlockedAverages { by: c, cpu: c },
+            Event::NewidleBalance { cpu: c }
+        ],
+        "the refresh, then the walk"
+    );
+    assert_eq!(rq.last_blocked_load_update_tick(), w.now(), "stamped");
+    assert!(rq.has_blocked_load(), "load remains: the flag stays");
+
+    // A jiffy later the load is gone: the refresh clears the flag.
+    w.advance(1);
+    w.p.set_blocked_load_remains(c, false);
+    w.p.take_events();
+    w.m.sched_balance_newidle(c, &*w.p);
+    assert_eq!(w.decayed(), [3]);
+    assert_eq!(rq.last_blocked_load_update_tick(), w.now());
+    assert!(
+        !rq.has_blocked_load(),
+        "update_blocked_load_status cleared it"
+    );
+    assert_eq!(w.warnings(), 0);
+}
+
+/// An ILB pass in the same jiffy as a newidle walk skips that CPU's decay
+/// (`update_nohz_stats` finds the stamp current), as in the kernel.
+fn an_ilb_pass_in_the_jiffy_of_a_walk_does_not_decay_again<P: Policy>() {
+    let w = setup::<P>();
+    let c = w.cpu(3);
+    w.enter(3);
+    w.busy(3, 1);
+    w.advance(1);
+    w.p.set_blocked_load_remains(c, true);
+    w.m.sched_balance_newidle(c, &*w.p);
+    w.idle(3);
+    w.p.take_events();
+    w.m.nohz_idle_balance_pass(w.cpu(1), NohzFlags::STATS, &*w.p);
+    assert_eq!(
+        w.decayed(),
+        [1],
+        "CPU 3 was refreshed this jiffy: only CPU 1 decays"
+    );
+    assert!(
+        w.m.nohz().has_blocked_load(),
+        "its load remains: retried later"
+    );
+}
+
+/// No walk, no refresh: the root domain is not overloaded, or the CPU does not expect to be
+/// idle for as long as a walk has cost. `rq.next_balance` is pulled in to the base domain's
+/// deadline instead, and with nothing pulled the NEWILB request still follows.
+fn without_a_walk_nothing_is_refreshed_or_pulled<P: Policy>() {
+    for (overloaded, cost) in [(false, 0), (true, SCHED_MIGRATION_COST_NS + 1)] {
+        let w = setup::<P>();
+        let (c, rq) = (w.cpu(3), w.m.rq(w.cpu(3)));
+        w.enter(3);
+        w.busy(3, 1);
+        w.advance(1);
+        let stamp = rq.last_blocked_load_update_tick();
+        rq.set_next_balance(w.now().add(5000));
+        w.p.set_newidle_domain(NewidleDomain {
+            rd_overloaded: overloaded,
+            max_newidle_lb_cost: cost,
+            next_balance: Some(w.now().add(9)),
+        });
+        // A walk would pull: none runs, so nothing is pulled.
+        w.p.set_newidle_outcome(NewidleOutcome {
+            pulled_task: true,
+            next_balance: None,
+        });
+        w.p.take_events();
+        assert!(!w.m.sched_balance_newidle(c, &*w.p), "{overloaded} {cost}");
+        assert!(w.events().is_empty(), "no refresh, no walk");
+        assert_eq!(rq.last_blocked_load_update_tick(), stamp, "not stamped");
+        assert!(rq.has_blocked_load());
+        assert_eq!(rq.next_balance(), w.now().add(9), "the domain's deadline");
+        assert!(newilb(&w));
+    }
+    // avg_idle exactly the walk's cost is long enough.
+    let w = setup::<P>();
+    let c = w.cpu(3);
+    w.p.set_newidle_domain(NewidleDomain {
+        rd_overloaded: true,
+        max_newidle_lb_cost: SCHED_MIGRATION_COST_NS,
+        next_balance: None,
+    });
+    w.m.sched_balance_newidle(c, &*w.p);
+    assert_eq!(w.events().last(), Some(&Event::NewidleBalance { cpu: c }));
+}
+
 for_each_policy!(
+    without_a_walk_nothing_is_refreshed_or_pulled,
+    the_walk_refreshes_this_cpus_blocked_load_first,
+    an_ilb_pass_in_the_jiffy_of_a_walk_does_not_decay_again,
     nothing_pulled_requests_a_local_refresh,
     pulled_task_requests_nothing,
     short_idle_or_nothing_blocked_or_not_due_requests_nothing,

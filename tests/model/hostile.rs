@@ -305,6 +305,7 @@ fn a_csd_run_without_kick_bits_warns_then_acts<P: Policy>() {
             Step::Newidle {
                 cpu: 3,
                 long_idle: true,
+                walks: true,
                 pulls: false,
             },
             Step::RunTask(3),

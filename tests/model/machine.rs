@@ -17,7 +17,9 @@ use crate::reference::{
 use nohz::IdleExit;
 use nohz::IrqContext;
 use nohz::TICK_DEP_SCHED;
-use nohz::platform::{CpuIdleType, CpuState, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware};
+use nohz::platform::{
+    CpuIdleType, CpuState, NewidleDomain, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware,
+};
 use nohz::testing::{Event, HostPlatform, TestSleepable, World};
 use nohz::{CpuId, Jiffies, NrCpuIds, Policy, StaticKeyError, Warning};
 use nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
@@ -206,6 +208,7 @@ impl<P: Policy> Sut<P> {
             Step::Newidle {
                 cpu: c,
                 long_idle,
+                walks,
                 pulls,
             } => {
                 let cpu = self.cpu(c);
@@ -213,6 +216,10 @@ impl<P: Policy> Sut<P> {
                     SCHED_MIGRATION_COST_NS
                 } else {
                     SCHED_MIGRATION_COST_NS - 1
+                });
+                p.set_newidle_domain(NewidleDomain {
+                    rd_overloaded: walks,
+                    ..NewidleDomain::ALWAYS_WALK
                 });
                 p.set_newidle_outcome(NewidleOutcome {
                     pulled_task: pulls,

@@ -201,10 +201,13 @@ pub enum Step {
     RunTask(usize),
     /// The running task blocks; the next one runs, or the idle task.
     StopTask(usize),
-    /// `sched_balance_newidle` before entering idle; the domain walk may pull a task.
+    /// `sched_balance_newidle` before entering idle. The domains are walked only if `walks`
+    /// (the root domain is overloaded and the idle is long enough for a walk), after this
+    /// CPU's own blocked-load refresh; the walk may pull a task.
     Newidle {
         cpu: usize,
         long_idle: bool,
+        walks: bool,
         pulls: bool,
     },
     /// `do_idle` entry: `nohz_run_idle_balance`, `tick_nohz_idle_enter`.
@@ -308,10 +311,11 @@ impl fmt::Debug for Step {
             Step::Newidle {
                 cpu,
                 long_idle,
+                walks,
                 pulls,
             } => write!(
                 f,
-                "Newidle {{ cpu: {cpu}, long_idle: {long_idle}, pulls: {pulls} }}"
+                "Newidle {{ cpu: {cpu}, long_idle: {long_idle}, walks: {walks}, pulls: {pulls} }}"
             ),
             Step::IdleEnter(c) => write!(f, "IdleEnter({c})"),
             Step::IdleStop(c) => write!(f, "IdleStop({c})"),
@@ -798,9 +802,10 @@ impl Model {
             Step::Newidle {
                 cpu: c,
                 long_idle,
+                walks,
                 pulls,
             } => {
-                let pulled = self.newidle_balance(c, long_idle, pulls);
+                let pulled = self.newidle_balance(c, long_idle, walks, pulls);
                 self.out.pulled = Some(pulled);
                 if pulled {
                     let cpu = &mut self.cpus[c];
@@ -1272,7 +1277,7 @@ impl Model {
         end
     }
 
-    fn newidle_balance(&mut self, c: usize, long_idle: bool, pulls: bool) -> bool {
+    fn newidle_balance(&mut self, c: usize, long_idle: bool, walks: bool, pulls: bool) -> bool {
         self.check_on_cpu(c);
         // update_misfit_status(NULL, rq), before any early return; it returns at once unless
         // asymmetric capacity is active (on a symmetric machine the status stays).
@@ -1284,7 +1289,10 @@ impl Model {
         }
         let next = self.now + HZ;
         let mut pulled = false;
-        if self.cpus[c].has_domain {
+        // The walk, only with a domain and when it is worth it; this CPU's own blocked
+        // averages are refreshed first, as update_nohz_stats refreshes a remote CPU's.
+        if self.cpus[c].has_domain && walks {
+            self.decay(c, c);
             self.emit(Ev::Newidle(c));
             pulled = pulls;
         }
@@ -1314,7 +1322,11 @@ impl Model {
         if self.cpus[c].need_resched {
             return false;
         }
+        // local_softirq_pending() includes SCHED_SOFTIRQ, raised and not yet run.
         let mut pending = self.cpus[c].softirq_bits;
+        if self.cpus[c].softirq_raised {
+            pending |= SOFTIRQ_SCHED;
+        }
         if !self.cpus[c].active {
             pending &= !SOFTIRQ_HOTPLUG_SAFE;
         }

@@ -141,6 +141,7 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
             s.valid(&Step::Newidle {
                 cpu: c,
                 long_idle: false,
+                walks: false,
                 pulls: false,
             })
         })
@@ -148,15 +149,19 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
     if !newidle.is_empty() {
         arms.push((
             4,
+            // Most passes walk (refreshing their own blocked load first), and most walks pull
+            // nothing; a pass that skips the walk cannot pull.
             (
                 pick(newidle),
                 prop::bool::weighted(0.75),
-                prop::bool::weighted(0.15),
+                prop::bool::weighted(0.7),
+                prop::bool::weighted(0.2),
             )
-                .prop_map(|(cpu, long_idle, pulls)| Step::Newidle {
+                .prop_map(|(cpu, long_idle, walks, pulls)| Step::Newidle {
                     cpu,
                     long_idle,
-                    pulls,
+                    walks,
+                    pulls: walks && pulls,
                 })
                 .boxed(),
         ));

@@ -16,6 +16,12 @@
 //!   (that decay began after the pass cleared the global flag, and the lock orders it before
 //!   the owner's store of 1).
 //!
+//! With [`Owner::NewidleFirst`], CPU 1 also clears its own flag: before its newidle domain walk
+//! it refreshes its own blocked averages (the kernel's
+//! `__sched_balance_update_blocked_averages(this_rq)`: stamp, decay under the rq lock,
+//! `update_blocked_load_status`), then enters idle and sets the flag again, while the ILB's
+//! pass decays and clears from its own reading. The same properties must hold.
+//!
 //! All of it holds with every access of the flag `Relaxed`: that a clear never covers a later
 //! set is coherence of one location (the single-writer set count), and the link between a set
 //! and its load is the mutex's own release/acquire. So
@@ -36,6 +42,15 @@ pub const CASES: &[&str] = &[
     "the clear took effect, then CPU 1 set the flag again",
     "the clear left CPU 1's set alone: it landed after the reading",
     "the pass skipped CPU 1, busy",
+];
+
+/// The outcomes the race must reach when CPU 1 refreshes its own blocked load through newidle
+/// before its idle entry ([`Owner::NewidleFirst`]).
+pub const NEWIDLE_CASES: &[&str] = &[
+    "CPU 1's own refresh found nothing left and cleared its flag; its idle entry set it again",
+    "CPU 1's own refresh left load: its flag stayed",
+    "the ILB's clear left CPU 1's set alone: it landed after the reading",
+    "the ILB found CPU 1 refreshed this jiffy and did not decay it",
 ];
 
 /// The assertion message when a set made after the decay began is lost.
@@ -63,52 +78,86 @@ pub enum Passes {
     Two,
 }
 
+/// What CPU 1 does between the task that leaves its load and its idle entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// Goes straight to idle; its task leaves two units of load.
+    EntersIdle,
+    /// Runs `sched_balance_newidle` first, whose domain walk begins by refreshing CPU 1's own
+    /// blocked averages (a decay under the rq lock, and a clear if nothing is left); its task
+    /// leaves one unit, so that its own refresh can find nothing left.
+    NewidleFirst,
+}
+
 /// The rq lock and what it protects, in the model: CPU 1's load (in units), and how many
-/// decays have run.
+/// decays have run (all of them, and CPU 1's own).
 #[derive(Debug)]
 struct Locked {
     load: u32,
     decays: u32,
+    own_decays: u32,
 }
 
 /// CPU 1 registered idle with one unit of old blocked load (flag set), a jiffy on. Main = ILB
 /// (CPU 0) runs a STATS pass (with [`Passes::Two`], a spawned CPU 2 runs one too); the
 /// platform's decay halves the load under the rq lock and answers whether any is left. A
-/// spawned CPU 1 runs a task (busy), which leaves two units of blocked load (added under the
-/// rq lock), then goes idle and re-enters idle with its tick still stopped (`nohz_balance_enter_idle`'s
-/// idempotent path: a new set). After all: the properties of the module docs; then a later
-/// STATS pass.
-pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Explored {
-    crate::model_cases(CASES, move |cases| {
+/// spawned CPU 1 runs a task (busy), which leaves blocked load (added under the rq lock),
+/// then (with [`Owner::NewidleFirst`]) refreshes its own blocked load through newidle, and
+/// re-enters idle with its tick still stopped (`nohz_balance_enter_idle`'s idempotent path: a
+/// new set). After all: the properties of the module docs; then a later STATS pass.
+pub fn set_against_clear<P: Policy>(
+    clear: Clear,
+    passes: Passes,
+    owner_path: Owner,
+) -> crate::Explored {
+    let names = match owner_path {
+        Owner::EntersIdle => CASES,
+        Owner::NewidleFirst => NEWIDLE_CASES,
+    };
+    crate::model_cases(names, move |cases| {
         let (m, p, nr) = World::<P, 3>::shared();
         let [ilb, owner, other_ilb] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
         m.nohz_balance_enter_idle(owner, &*p);
         assert!(m.rq(owner).has_blocked_load());
         p.clock().advance(1);
 
-        let rq_lock = Arc::new(Mutex::new(Locked { load: 1, decays: 0 }));
+        let rq_lock = Arc::new(Mutex::new(Locked {
+            load: 1,
+            decays: 0,
+            own_decays: 0,
+        }));
+        // A label: CPU 1's own refresh found nothing left (so its clear ran).
+        let own_cleared = std::sync::Arc::new(StdBool::new(false));
         // Model-only: CPU 1's nohz_balance_enter_idle returned (Release), read by the decay (Acquire).
         let set_done = Arc::new(AtomicBool::new(false));
         // A label, not a synchronisation: the first decay saw the set land before its clear.
         let after_reading = std::sync::Arc::new(StdBool::new(false));
         {
-            let (m, rq_lock, set_done, after_reading) = (
+            let (m, rq_lock, set_done, after_reading, own_cleared) = (
                 m.clone(),
                 rq_lock.clone(),
                 set_done.clone(),
                 after_reading.clone(),
+                own_cleared.clone(),
             );
-            p.on_update_blocked_averages(move |_, cpu| {
+            p.on_update_blocked_averages(move |by, cpu| {
                 assert_eq!(cpu, owner, "only CPU 1 is registered");
-                // With two passes, the first decay (by either) labels the outcome.
+                let own = by == owner;
+                // With two passes, the first decay by an ILB (either) labels the outcome.
                 let (first, remains) = {
                     let mut rq = rq_lock.lock().unwrap();
                     rq.load /= 2;
                     rq.decays += 1;
-                    (rq.decays == 1, rq.load > 0)
+                    if own {
+                        rq.own_decays += 1;
+                    }
+                    (rq.decays - rq.own_decays == 1 && !own, rq.load > 0)
                 };
                 if remains {
                     return true;
+                }
+                if own {
+                    own_cleared.store(true, Relaxed);
                 }
                 // The rq lock is dropped; the clear comes next. A set known to have been made
                 // by now came after the reading (the decay saw no new load), so the crate's
@@ -134,10 +183,17 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
                 set_busy(rq, 1);
                 let after_decay = {
                     let mut locked = rq_lock.lock().unwrap();
-                    locked.load += 2;
+                    locked.load += match owner_path {
+                        Owner::EntersIdle => 2,
+                        Owner::NewidleFirst => 1,
+                    };
                     locked.decays > 0
                 };
                 set_idle(rq);
+                if owner_path == Owner::NewidleFirst {
+                    // The walk refreshes CPU 1's own blocked load first; it pulls nothing.
+                    assert!(!m.sched_balance_newidle(owner, &*p));
+                }
                 // A label only: the clear already took effect when CPU 1 sets the flag again.
                 let saw_clear = !rq.has_blocked_load();
                 m.nohz_balance_enter_idle(owner, &*p);
@@ -157,9 +213,9 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
             cpu2.join().unwrap();
         }
 
-        let (load, decays) = {
+        let (load, decays, own_decays) = {
             let locked = rq_lock.lock().unwrap();
-            (locked.load, locked.decays)
+            (locked.load, locked.decays, locked.own_decays)
         };
         assert!(load == 0 || m.rq(owner).has_blocked_load(), "{LOST}");
         if after_decay {
@@ -174,14 +230,35 @@ pub fn set_against_clear<P: Policy>(clear: Clear, passes: Passes) -> crate::Expl
                  ended 0"
             );
         }
-        if decays == 0 {
-            cases.hit(CASES[3]);
-        } else if !after_decay {
-            cases.hit(CASES[0]);
-        } else if after_reading.load(Relaxed) {
-            cases.hit(CASES[2]);
-        } else if saw_clear {
-            cases.hit(CASES[1]);
+        match owner_path {
+            Owner::EntersIdle => {
+                if decays == 0 {
+                    cases.hit(CASES[3]);
+                } else if !after_decay {
+                    cases.hit(CASES[0]);
+                } else if after_reading.load(Relaxed) {
+                    cases.hit(CASES[2]);
+                } else if saw_clear {
+                    cases.hit(CASES[1]);
+                }
+            }
+            Owner::NewidleFirst => {
+                assert_eq!(own_decays, 1, "CPU 1's walk refreshes it once");
+                if own_cleared.load(Relaxed) {
+                    assert!(saw_clear, "CPU 1's own clear covers its own earlier set");
+                    cases.hit(NEWIDLE_CASES[0]);
+                } else {
+                    cases.hit(NEWIDLE_CASES[1]);
+                }
+                if after_reading.load(Relaxed) {
+                    cases.hit(NEWIDLE_CASES[2]);
+                }
+                if decays == own_decays
+                    && m.rq(owner).last_blocked_load_update_tick() == p.clock().get()
+                {
+                    cases.hit(NEWIDLE_CASES[3]);
+                }
+            }
         }
 
         // A later pass finds the flag and decays CPU 1's load again.
