@@ -166,7 +166,7 @@
 //! machinery as a freestanding library: `#![no_std]`, no allocation, no `unsafe`, `const`
 //! constructors for `static`s, and names a kernel developer can find from the C source (every
 //! mirrored function carries its C name as a doc alias; search the docs for `cpumask_empty` or
-//! `static_branch_likely`).
+//! `static_branch_likely`; [`c_names`] is the whole table).
 //!
 //! It mirrors the kernel *with* three recent changes applied (the [`Patched`] policy) and keeps
 //! the behaviour before them (the [`Legacy`] policy) so tests and benchmarks can show what each
@@ -251,6 +251,16 @@ extern crate std;
 
 mod base;
 pub mod beyond;
+pub mod c_names {
+    #![doc = include_str!("c_names.md")]
+    // What the table's links name. It names internal items too: those are plain code.
+    #[allow(unused_imports)]
+    use crate::jiffies::{LOAD_AVG_PERIOD_MS, MAX_JIFFY_OFFSET};
+    #[allow(unused_imports)]
+    use crate::platform::{Balance, Clock, IdleHooks, Topology};
+    #[allow(unused_imports)]
+    use crate::*;
+}
 pub mod embed;
 pub mod fair;
 pub mod idle;
@@ -306,6 +316,7 @@ pub const fn mask_words(cpus: usize) -> usize {
 /// let _: &Machine<Patched, 256, 4> = &MACHINE;
 /// ```
 #[macro_export]
+#[doc(alias = "NR_CPUS")]
 macro_rules! machine {
     ($policy:ty, $cpus:expr) => {
         $crate::Machine<$policy, { $cpus }, { $crate::mask_words($cpus) }>

@@ -281,6 +281,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// embedder's own), roll back with [`sched_cpu_activate`](Self::sched_cpu_activate), as the kernel's
     /// `sched_cpu_deactivate` does. Refused, changing nothing, for an inactive CPU, the last
     /// active CPU, or the NO_HZ_FULL timekeeper.
+    #[doc(alias = "set_cpu_active")]
     pub fn sched_cpu_deactivate<Pl: Platform<N>>(
         &self,
         cpu: CpuId<N>,
@@ -312,6 +313,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// mode with the rest of its tick state), and as the rollback of a
     /// [`sched_cpu_deactivate`](Self::sched_cpu_deactivate) that a later step refused. Refused, changing
     /// nothing, for a CPU that is already active.
+    #[doc(alias = "set_cpu_active")]
     pub fn sched_cpu_activate<Pl: Platform<N>>(
         &self,
         cpu: CpuId<N>,
@@ -344,6 +346,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "tick_cpu_dying")]
     #[doc(alias = "smpcfd_dying_cpu")]
     #[doc(alias = "flush_smp_call_function_queue")]
+    #[doc(alias = "tick_sched_timer_dying")]
+    #[doc(alias = "__cpu_disable")]
     pub fn cpu_dying<Pl: TickPlatform<N>>(
         &self,
         cpu: CpuId<N>,
@@ -466,6 +470,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ///
     /// See [`Fair::sched_balance_newidle`](crate::fair::Fair::sched_balance_newidle).
     #[inline(always)]
+    #[doc(alias = "update_misfit_status")]
     pub fn sched_balance_newidle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
         self.fair.sched_balance_newidle(&self.cpus, cpu, plat)
     }
@@ -489,6 +494,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ///
     /// See [`Fair::rq`](crate::fair::Fair::rq).
     #[inline(always)]
+    #[doc(alias = "cpu_rq")]
     pub fn rq(&self, cpu: CpuId<N>) -> &Rq {
         self.fair.rq(cpu)
     }
@@ -505,6 +511,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ///
     /// See [`Fair::housekeeping`](crate::fair::Fair::housekeeping).
     #[inline(always)]
+    #[doc(alias = "housekeeping_cpumask")]
     pub fn housekeeping(&self) -> &CpuMask<W> {
         self.fair.housekeeping()
     }
@@ -537,6 +544,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ///
     /// See [`Fair::sched_asym_cpucap_active`](crate::fair::Fair::sched_asym_cpucap_active).
     #[inline(always)]
+    #[doc(alias = "sched_asym_cpucapacity")]
     pub fn sched_asym_cpucap_active(&self) -> bool {
         self.fair.sched_asym_cpucap_active()
     }
@@ -682,6 +690,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ///
     /// See [`Ticks::can_stop_idle_tick`](crate::tick_sched::Ticks::can_stop_idle_tick).
     #[inline(always)]
+    #[doc(alias = "report_idle_softirq")]
     pub fn can_stop_idle_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> bool {
         self.ticks
             .can_stop_idle_tick(&self.cpus, &self.fair, cpu, plat)
@@ -803,6 +812,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "tick_sched_do_timer")]
     #[inline(always)]
+    #[doc(alias = "tick_sched_handle")]
     pub fn tick_sched_timer<Pl: TickPlatform<N>>(
         &self,
         cpu: CpuId<N>,

@@ -203,6 +203,7 @@ pub trait Topology<const N: usize> {
     /// exit never touch a shared busy count.
     #[doc(alias = "sd_llc")]
     #[doc(alias = "sd_llc_id")]
+    #[doc(alias = "sd_degenerate")]
     fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>>;
 
     /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read when

@@ -100,6 +100,7 @@ impl<const N: usize, const W: usize> Cpus<N, W> {
 
     /// `set_cpu_active(cpu, active)`: only boot and hotplug call it.
     #[inline]
+    #[doc(alias = "set_cpu_active")]
     pub(crate) fn set_active(&self, cpu: CpuId<N>, active: bool) {
         if active {
             self.active.set(cpu);

@@ -137,6 +137,8 @@ pub trait WarnSink {
     /// `WARN_ON(cond)`: counts `warning` if `cond`, and returns `cond` so the caller can go on
     /// exactly as the kernel does.
     #[inline]
+    #[doc(alias = "WARN_ON")]
+    #[doc(alias = "WARN_ON_ONCE")]
     fn warn_on(&self, cond: bool, warning: Warning) -> bool {
         if cond {
             cold_warn(self, warning);

@@ -216,6 +216,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// here), unless `cpu` set it again after the decay began.
     #[doc(alias = "sched_balance_update_blocked_averages")]
     #[doc(alias = "update_blocked_load_status")]
+    #[doc(alias = "__sched_balance_update_blocked_averages")]
     fn update_blocked_averages<Pl: Platform<N>>(&self, by: CpuId<N>, cpu: CpuId<N>, plat: &Pl) {
         let rq = self.rq(cpu);
         // Read before the platform's decay: the clear below covers the sets up to this
@@ -242,6 +243,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// without a walk. Then `rq.next_balance` is pulled in to `jiffies + HZ` or the domains'
     /// earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
     /// blocked-load refresh of the idle CPUs. Returns whether a task was pulled.
+    #[doc(alias = "update_misfit_status")]
     pub fn sched_balance_newidle<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,

@@ -94,13 +94,17 @@ bitflags::bitflags! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
     pub struct NohzFlags: u32 {
         /// `NOHZ_BALANCE_KICK`: run periodic balancing for the idle CPUs.
+        #[doc(alias = "NOHZ_BALANCE_KICK")]
         const BALANCE = 0x1;
         /// `NOHZ_STATS_KICK`: refresh the idle CPUs' blocked-load averages.
+        #[doc(alias = "NOHZ_STATS_KICK")]
         const STATS = 0x2;
         /// `NOHZ_NEWILB_KICK`: local request from newidle to refresh blocked load before
         /// entering idle; never sent by IPI.
+        #[doc(alias = "NOHZ_NEWILB_KICK")]
         const NEWILB = 0x4;
         /// `NOHZ_NEXT_KICK`: recompute `nohz.next_balance` only.
+        #[doc(alias = "NOHZ_NEXT_KICK")]
         const NEXT = 0x8;
     }
 }

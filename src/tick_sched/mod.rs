@@ -40,16 +40,22 @@ bitflags::bitflags! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
     pub struct TsFlags: u32 {
         /// `TS_FLAG_INIDLE`: inside the idle loop's tick-idle section.
+        #[doc(alias = "TS_FLAG_INIDLE")]
         const INIDLE = 1 << 0;
         /// `TS_FLAG_STOPPED`: the periodic tick is stopped (idle or full dynticks).
+        #[doc(alias = "TS_FLAG_STOPPED")]
         const STOPPED = 1 << 1;
         /// `TS_FLAG_IDLE_ACTIVE`: idle time is being accumulated now.
+        #[doc(alias = "TS_FLAG_IDLE_ACTIVE")]
         const IDLE_ACTIVE = 1 << 2;
         /// `TS_FLAG_DO_TIMER_LAST`: this CPU was the last timekeeper before stopping.
+        #[doc(alias = "TS_FLAG_DO_TIMER_LAST")]
         const DO_TIMER_LAST = 1 << 3;
         /// `TS_FLAG_NOHZ`: NO_HZ mode is active on this CPU.
+        #[doc(alias = "TS_FLAG_NOHZ")]
         const NOHZ = 1 << 4;
         /// `TS_FLAG_HIGHRES`: the tick is emulated by a high-resolution timer.
+        #[doc(alias = "TS_FLAG_HIGHRES")]
         const HIGHRES = 1 << 5;
     }
 }
@@ -312,6 +318,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// stop-machine (run by [`cpu_dying`](Self::cpu_dying)): hands the timekeeping duty to the
     /// lowest other active CPU if `cpu` has it, cancels `cpu`'s sched timer and resets its
     /// `tick_sched`, keeping the idle statistics.
+    #[doc(alias = "tick_sched_timer_dying")]
     pub(crate) fn tick_cpu_dying<Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,
@@ -567,6 +574,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate. The pending bits are the
     /// platform's [`local_softirq_pending`](crate::platform::TickHardware::local_softirq_pending)
     /// and the crate's own `SCHED_SOFTIRQ` bit, under the same rules.
+    #[doc(alias = "report_idle_softirq")]
     pub fn can_stop_idle_tick<P: Policy, Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,
@@ -843,6 +851,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// housekeeping CPU, silently.)
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "tick_sched_do_timer")]
+    #[doc(alias = "tick_sched_handle")]
     pub fn tick_sched_timer<P: Policy, Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,

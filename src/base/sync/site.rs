@@ -181,6 +181,8 @@ impl Site {
 
     /// Executes this site's fence (or, in a loom mutation run, its weakened form or nothing).
     #[inline(always)]
+    #[doc(alias = "smp_mb")]
+    #[doc(alias = "smp_mb__after_atomic")]
     pub fn fence(&'static self) {
         #[cfg(nohz_loom)]
         match mutation::active_for(self) {
@@ -211,6 +213,7 @@ impl Site {
     /// Callers must place it right after an RMW, with no plain access in between that the
     /// barrier has to order; `ci/guards.sh` (T9) checks the x86 code for a leftover `mfence`.
     #[inline(always)]
+    #[doc(alias = "smp_mb__after_atomic")]
     pub fn fence_after_rmw(&'static self) {
         #[cfg(all(any(target_arch = "x86", target_arch = "x86_64"), not(nohz_loom)))]
         core::sync::atomic::compiler_fence(self.ordering);
