@@ -182,8 +182,8 @@
 //!
 //! # How it is built
 //!
-//! - **The primitives.** [`CpuId`] (checked against `nr_cpu_ids`, so an invalid CPU is
-//!   unrepresentable) and [`PerCpu`] (one cache-padded slot per CPU); [`CpuMask`] (an atomic
+//! - **The primitives.** [`CpuId`] (checked against its machine's `nr_cpu_ids`, so in a
+//!   kernel an invalid CPU is unrepresentable: [`cpu`] says exactly what holds) and [`PerCpu`] (one cache-padded slot per CPU); [`CpuMask`] (an atomic
 //!   bitmap whose scans are shaped for cache lines); [`Jiffies`] (wrap-safe time);
 //!   [`StaticKey`] (a count on a line of its own); [`Warnings`] (the kernel's `WARN_ON`,
 //!   counted instead of printed).
@@ -275,7 +275,7 @@ pub mod tick_sched;
 
 pub use base::{cpu, cpumask, cpus, jiffies, static_key, sync, warn};
 
-pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, NrCpuIdsCell, PerCpu};
+pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
 pub use fair::rq::{NohzFlags, Rq};

@@ -118,7 +118,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
                 nr_cpu_ids: have,
             }));
         }
-        let nr_ids = NrCpuIds::<N>::new(nr).map_err(InitError::Cpus)?;
+        let nr_ids = NrCpuIds::<N>::checked(nr).map_err(InitError::Cpus)?;
         let boot = nr_ids.cpu(boot_cpu).map_err(InitError::Cpus)?;
         // Visible to the platform's `Machine::cpu` calls from here on; withdrawn on refusal.
         self.cpus.claim(nr_ids).map_err(InitError::Cpus)?;

@@ -7,13 +7,30 @@
 //! A kernel knows two CPU counts: `NR_CPUS`, the capacity it was built for, and `nr_cpu_ids`,
 //! how many CPU ids this boot actually has. Stable Rust can size arrays only by the first, so
 //! it is the const parameter `N` of [`CpuId<N>`], [`NrCpuIds<N>`] and [`PerCpu<T, N>`] (at most
-//! [`MAX_CPUS`]); the second is a runtime value fixed at init, held in an [`NrCpuIds<N>`] (or,
-//! for a `static` machine, an [`NrCpuIdsCell<N>`] set once at boot).
+//! [`MAX_CPUS`]); the second is a runtime value fixed at init, held in an [`NrCpuIds<N>`].
+//!
+//! # What a `CpuId` promises
 //!
 //! A [`CpuId<N>`] can only be made through [`CpuId::new`] / [`NrCpuIds::cpu`], which fail
-//! unless the index is below `nr_cpu_ids`, or by the crate's own scans, which stop there. So a
-//! `CpuId<N>` is always below `N`: indexing a `PerCpu<T, N>` with it can never go out of
-//! bounds, and no path of the crate has to decide what to do with an invalid CPU.
+//! unless the index is below the count they are given, or by the crate's own scans, which stop
+//! at `nr_cpu_ids`. Outside the `testing` feature the only source of an [`NrCpuIds<N>`] is a
+//! machine: [`Machine::init`](crate::Machine::init) returns its count and
+//! [`Machine::nr_cpu_ids`](crate::Machine::nr_cpu_ids) reads it (the constructors
+//! `NrCpuIds::new` and `NrCpuIds::full` exist only under `testing`, for host platforms and
+//! primitives tested on their own; `tests/fixtures/forged_cpu_id` checks that a kernel cannot
+//! call them). So:
+//!
+//! - every `CpuId<N>` is below `N`: indexing a `PerCpu<T, N>` with it never goes out of bounds,
+//!   and no path of the crate has to decide what to do with an invalid CPU;
+//! - in a kernel, which has one machine of capacity `N`, every `CpuId<N>` is below that
+//!   machine's `nr_cpu_ids`.
+//!
+//! What remains is a program with several machines of one capacity (tests, the harness): an id
+//! of the larger used with the smaller still indexes in bounds, and there it is neither online
+//! nor active, so its paths do what they do for an inactive CPU (idle entry returns at once,
+//! the balance trigger does nothing), its scans and the ILB choice never visit it, and a path
+//! that must run on its own CPU counts [`Warning::WrongCpu`](crate::Warning) when the platform's
+//! [`this_cpu`](crate::platform::CpuState::this_cpu) answers from its own machine.
 //!
 //! Each [`PerCpu`] slot is [`CachePadded`]: one CPU's hot fields never share a cache line (or
 //! the adjacent-line prefetch pair) with another CPU's.
@@ -87,8 +104,9 @@ impl core::error::Error for CpuError {}
 pub struct NrCpuIds<const N: usize>(u32);
 
 impl<const N: usize> NrCpuIds<N> {
-    /// `nr` CPU ids; fails if `nr > N`.
-    pub const fn new(nr: usize) -> Result<Self, CpuError> {
+    /// `nr` CPU ids; fails if `nr > N`. The machine's boot ([`Machine::init`](crate::Machine::init))
+    /// makes its count here.
+    pub(crate) const fn checked(nr: usize) -> Result<Self, CpuError> {
         let () = Capacity::<N>::OK;
         if nr > N {
             return Err(CpuError::TooManyCpus {
@@ -99,7 +117,17 @@ impl<const N: usize> NrCpuIds<N> {
         Ok(NrCpuIds(nr as u32))
     }
 
-    /// All `N` CPU ids of the capacity.
+    /// `nr` CPU ids, not any machine's; fails if `nr > N`. Feature `testing` only: for the
+    /// host platforms and for primitives (masks, per-CPU slots) tested on their own. A kernel
+    /// takes its counts from its machine.
+    #[cfg(feature = "testing")]
+    pub const fn new(nr: usize) -> Result<Self, CpuError> {
+        Self::checked(nr)
+    }
+
+    /// All `N` CPU ids of the capacity, not any machine's. Feature `testing` only, as
+    /// [`new`](Self::new).
+    #[cfg(feature = "testing")]
     pub const fn full() -> Self {
         let () = Capacity::<N>::OK;
         NrCpuIds(N as u32)
@@ -136,11 +164,9 @@ impl<const N: usize> NrCpuIds<N> {
     }
 }
 
-/// A CPU's id: below the capacity `N` and below the `nr_cpu_ids` it was checked against.
-///
-/// A `CpuId` is valid for the machine whose [`NrCpuIds`] made it. Used with another machine of
-/// the same capacity it still never indexes out of bounds, but may name a CPU that machine does
-/// not have; scans of that machine never visit it.
+/// A CPU's id: below the capacity `N` and below the `nr_cpu_ids` it was checked against,
+/// which outside the `testing` feature is always a machine's (see the [module](self) docs for
+/// exactly what holds with several machines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CpuId<const N: usize>(u32);
 
@@ -176,7 +202,7 @@ impl<const N: usize> fmt::Display for CpuId<N> {
 /// Reads are `Relaxed`: the value is written once at boot, before the embedding kernel brings
 /// up the other CPUs, and that bring-up already orders it for them.
 #[derive(Debug)]
-pub struct NrCpuIdsCell<const N: usize>(AtomicU32);
+pub(crate) struct NrCpuIdsCell<const N: usize>(AtomicU32);
 
 impl<const N: usize> NrCpuIdsCell<N> {
     crate::maybe_const_fn! {
@@ -187,28 +213,9 @@ impl<const N: usize> NrCpuIdsCell<N> {
         }
     }
 
-    /// Fixes `nr_cpu_ids`. Setting the same value again is allowed; a different value, zero or a
-    /// value above `N` is refused and changes nothing.
-    pub fn init(&self, nr: usize) -> Result<NrCpuIds<N>, CpuError> {
-        let want = NrCpuIds::<N>::new(nr)?;
-        if nr == 0 {
-            return Err(CpuError::OutOfRange {
-                index: 0,
-                nr_cpu_ids: 0,
-            });
-        }
-        match self.0.compare_exchange(0, want.0, Relaxed, Relaxed) {
-            Ok(_) => Ok(want),
-            Err(have) if have == want.0 => Ok(want),
-            Err(have) => Err(CpuError::AlreadyInitialised {
-                nr_cpu_ids: have as usize,
-            }),
-        }
-    }
-
-    /// Publishes `nr` only if no count is set yet (unlike [`init`](Self::init), the same value
-    /// again is refused too, so exactly one caller claims the boot). For `Machine::init`, which
-    /// checks the platform's topology with the count visible and then either keeps it or
+    /// Publishes `nr` only if no count is set yet (the same value again is refused too, so
+    /// exactly one caller claims the boot). For `Machine::init`, which checks the platform's
+    /// topology with the count visible and then either keeps it or
     /// [`withdraw`](Self::withdraw)s it.
     pub(crate) fn claim(&self, nr: NrCpuIds<N>) -> Result<(), CpuError> {
         if nr.0 == 0 {
@@ -231,7 +238,7 @@ impl<const N: usize> NrCpuIdsCell<N> {
         let _ = self.0.compare_exchange(nr.0, 0, Relaxed, Relaxed);
     }
 
-    /// The current count (zero before [`init`](Self::init)).
+    /// The current count (zero before [`claim`](Self::claim)).
     #[inline(always)]
     pub fn get(&self) -> NrCpuIds<N> {
         // Only `init` stores, and it checked the value against `N`.
@@ -359,22 +366,6 @@ mod tests {
             e.to_string(),
             "CPU 9 does not exist: this machine has CPU ids 0..8"
         );
-    }
-
-    #[test]
-    fn nr_cpu_ids_cell_is_fixed_once() {
-        let cell = NrCpuIdsCell::<16>::new();
-        assert_eq!(cell.get().get(), 0);
-        assert!(cell.init(0).is_err());
-        assert!(cell.init(17).is_err());
-        assert_eq!(cell.get().get(), 0, "refused inits change nothing");
-        assert_eq!(cell.init(12).unwrap().get(), 12);
-        assert_eq!(cell.init(12).unwrap().get(), 12, "same value again is fine");
-        assert_eq!(
-            cell.init(8),
-            Err(CpuError::AlreadyInitialised { nr_cpu_ids: 12 })
-        );
-        assert_eq!(cell.get().get(), 12);
     }
 
     #[test]

@@ -86,6 +86,28 @@ fn out_of_range_cpus_are_errors<P: Policy>() {
     assert_eq!(sut_view(&sut), before, "nothing changed");
 }
 
+/// What `CpuId`'s docs state for a program with two machines of one capacity: an id of the
+/// larger one, used with the smaller, indexes in bounds, is neither online nor active there,
+/// is never visited by its scans nor chosen as its ILB, and an on-CPU path run for it counts
+/// `Warning::WrongCpu` on a platform that says which CPU it runs on.
+fn an_id_of_another_machine_is_caught<P: Policy>() {
+    let (big, small) = (World::<P, N>::new(8), World::<P, N>::new(4));
+    let foreign = big.cpu(6);
+    assert!(small.m.cpu(6).is_err(), "the small machine has no CPU 6");
+    assert!(!small.m.cpu_online(foreign) && !small.m.cpu_active(foreign));
+    // Its idle entry does nothing on the small machine (inactive), and counts the wrong CPU.
+    small.p.set_this_cpu(Some(small.cpu(1)));
+    small.idle(1);
+    small.m.nohz_balance_enter_idle(foreign, &*small.p);
+    assert!(small.mask().is_empty(), "an inactive CPU never registers");
+    assert_eq!(small.m.warnings().of_kind(Warning::WrongCpu), 1);
+    // Even set by hand, the bit is beyond nr_cpu_ids: no scan visits it, no kick picks it.
+    small.m.nohz().idle_cpus_mask().set(foreign);
+    assert!(small.mask().is_empty());
+    small.p.set_this_cpu(None);
+    assert_eq!(small.m.find_new_ilb(small.cpu(0)), None);
+}
+
 fn bad_boot_input_is_refused_and_changes_nothing<P: Policy>() {
     let w = World::<P, N>::unbooted(N, Jiffies::new(usize::MAX - 5));
     let (m, p) = (&*w.m, &*w.p);
@@ -399,6 +421,7 @@ fn remote_calls_in_the_state_machine_are_modelled<P: Policy>() {
 
 for_each_policy!(
     out_of_range_cpus_are_errors,
+    an_id_of_another_machine_is_caught,
     bad_boot_input_is_refused_and_changes_nothing,
     an_inconsistent_rebuild_changes_nothing,
     static_key_dec_at_zero_is_an_error,

@@ -14,13 +14,12 @@ use nohz::platform::{
     Topology,
 };
 use nohz::{
-    CpuId, CpuMask, Jiffies, JiffiesCell, Machine, NrCpuIdsCell, Patched, PerCpu, StaticKey,
+    CpuId, CpuMask, Jiffies, JiffiesCell, Machine, NrCpuIds, Patched, PerCpu, StaticKey,
     WarnSink, Warnings, per_cpu,
 };
 
 const NR_CPUS: usize = 256;
 
-static NR_CPU_IDS: NrCpuIdsCell<NR_CPUS> = NrCpuIdsCell::new();
 static IDLE_CPUS: CpuMask<{ NR_CPUS / 64 }> = CpuMask::new();
 static JIFFIES: JiffiesCell = JiffiesCell::new(Jiffies::initial(1000));
 static IRQTIME: StaticKey = StaticKey::new_false();
@@ -126,11 +125,9 @@ fn run_machine() -> usize {
     usize::from(down) + usize::from(up) + MACHINE.warnings().total(nr) as usize
 }
 
-/// Boot: fix the CPU count, flip a key, touch each per-CPU slot and the mask.
-fn boot() -> usize {
-    let Ok(nr) = NR_CPU_IDS.init(8) else {
-        return 1;
-    };
+/// The primitives on their own, with the machine's CPU count (a kernel has no other): flip a
+/// key, touch each per-CPU slot and the mask.
+fn primitives(nr: NrCpuIds<NR_CPUS>) -> usize {
     IRQTIME.enable(&WARNINGS.cpu_less());
     for cpu in nr.iter() {
         TICKS
@@ -156,8 +153,8 @@ fn halt() -> ! {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn _start() -> ! {
-    core::hint::black_box(boot());
     core::hint::black_box(run_machine());
+    core::hint::black_box(primitives(MACHINE.nr_cpu_ids()));
     halt()
 }
 
