@@ -13,8 +13,8 @@
 #   T11: a `static` Machine (1024 CPUs) lands in .bss: a fresh machine is all zeros, so a
 #        large NR_CPUS costs a kernel no image size;
 #   T10: under Scalable, a registered CPU re-entering idle (every idle pass after seed 001)
-#        stores to no shared line (idle mask, nohz scalars, LLC counts), counted by the
-#        `--cfg nohz_probe` build of the crate;
+#        stores to no shared line (idle mask, nohz scalars, LLC counts), from the line-touch
+#        records of the `--cfg nohz_linecount` build (every write outside its own runqueue);
 #   T8f: Sharded's line-touch counts (enter writes one machine-wide line and reads one, exit
 #        writes one, the tick's test reads one, the ILB pass reads S + 1, coherence transfers
 #        per pair 0 against the flat mask's 1, summary writes <= 0.01 of the exact summary's),
@@ -121,7 +121,7 @@ else
     exit 1
 fi
 
-CARGO_TARGET_DIR="$CARGO_TARGET_DIR/probe" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_probe" \
+CARGO_TARGET_DIR="$CARGO_TARGET_DIR/linecount" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_linecount -D warnings" \
     cargo run --release --quiet -- t10
 
 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/linecount" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_linecount -D warnings" \

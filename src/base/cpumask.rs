@@ -105,7 +105,6 @@ impl<const W: usize> CpuMask<W> {
     pub fn set<const N: usize>(&self, cpu: CpuId<N>) {
         let () = Fits::<W, N>::OK;
         let (word, bit) = split(cpu.index());
-        crate::sync::shared_store();
         self.words[word].fetch_or(bit, Relaxed);
     }
 
@@ -115,7 +114,6 @@ impl<const W: usize> CpuMask<W> {
     pub fn clear<const N: usize>(&self, cpu: CpuId<N>) {
         let () = Fits::<W, N>::OK;
         let (word, bit) = split(cpu.index());
-        crate::sync::shared_store();
         self.words[word].fetch_and(!bit, Relaxed);
     }
 

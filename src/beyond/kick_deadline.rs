@@ -88,7 +88,6 @@ impl KickDeadline {
     /// Marks the deadline stale: a writer just made the kick due sooner.
     #[inline]
     pub fn bump(&self) {
-        crate::sync::shared_store();
         // Release (NOHZ_DEADLINE_BUMP): the flags this writer set before are visible to a
         // refresher that loads this word (NOHZ_DEADLINE_REFRESH). Result unused: one
         // `lock add` on x86. The count only grows until a refresh zeroes it, so a refresher's
@@ -112,7 +111,6 @@ impl KickDeadline {
                 return;
             }
             let next = u64::from(deadline().get() as u32);
-            crate::sync::shared_store();
             if self
                 .0
                 .compare_exchange(seen, next, Relaxed, Relaxed)

@@ -483,7 +483,6 @@ impl<'a> Shards<'a> {
         let Some(w) = self.words.get(shard) else {
             return false;
         };
-        crate::sync::shared_store();
         if mutant(CodeMutant::ShardLoadStore) {
             rejected::or_by_load_store(w, bit);
             return true;
@@ -499,7 +498,6 @@ impl<'a> Shards<'a> {
         let Some(w) = self.words.get(shard) else {
             return;
         };
-        crate::sync::shared_store();
         if mutant(CodeMutant::ShardLoadStore) {
             rejected::and_not_by_load_store(w, bit);
             return;
@@ -553,7 +551,6 @@ impl<'a> Shards<'a> {
     pub(crate) fn raise_summary_bit(&self, s: usize, bit: u64) {
         let (w, _) = self.summary_word(s);
         if mutant(CodeMutant::BlindSummarySet) || w.load(Relaxed) & bit == 0 {
-            crate::sync::shared_store();
             w.fetch_or(bit, Relaxed);
         }
     }
@@ -596,7 +593,6 @@ impl<'a> Shards<'a> {
     pub(crate) fn gc(&self, s: usize) -> u64 {
         let target = rejected::gc_target(s, self.nr());
         let (w, bit) = self.summary_word(target);
-        crate::sync::shared_store();
         if mutant(CodeMutant::GcLoadStore) {
             rejected::and_not_by_load_store(w, bit);
         } else {

@@ -79,7 +79,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                     .raise_summary_bit(shard, rq.shard_summary_bit());
             }
             if P::NR_CPUS_COUNTER {
-                crate::sync::shared_store();
                 self.nohz.scalars.nr_cpus.fetch_add(1, Relaxed);
             }
             // O1/O2: order the mask bit before the flag stores below, against the ILB's clear
@@ -133,7 +132,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             self.nohz.idle_cpus_mask.clear(cpu);
         }
         if P::NR_CPUS_COUNTER {
-            crate::sync::shared_store();
             self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);
         }
         self.set_cpu_sd_state_busy(cpus, cpu);
@@ -149,7 +147,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             return;
         }
         sd.set_nohz_idle(true);
-        crate::sync::shared_store();
         busy.fetch_sub(1, Relaxed);
     }
 
@@ -163,7 +160,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             return;
         }
         sd.set_nohz_idle(false);
-        crate::sync::shared_store();
         busy.fetch_add(1, Relaxed);
     }
 }

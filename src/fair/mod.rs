@@ -222,22 +222,18 @@ impl<const W: usize> Nohz<W> {
 
     #[inline]
     fn store_has_blocked_load(&self, v: bool) {
-        crate::sync::shared_store();
         self.scalars.has_blocked_load.store(v as u32, Relaxed);
     }
     #[inline]
     fn store_needs_update(&self, v: bool) {
-        crate::sync::shared_store();
         self.scalars.needs_update.store(v as u32, Relaxed);
     }
     #[inline]
     fn store_next_balance(&self, at: Jiffies) {
-        crate::sync::shared_store();
         self.scalars.next_balance.store(at.get(), Relaxed);
     }
     #[inline]
     fn store_next_blocked(&self, at: Jiffies) {
-        crate::sync::shared_store();
         self.scalars.next_blocked.store(at.get(), Relaxed);
     }
 }
@@ -248,7 +244,6 @@ impl<const W: usize> Nohz<W> {
 fn raise_flag<P: Policy>(flag: &AtomicU32) -> bool {
     let store = !P::READ_BEFORE_WRITE || flag.load(Relaxed) == 0;
     if store {
-        crate::sync::shared_store();
         flag.store(1, Relaxed);
     }
     store

@@ -124,7 +124,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 self.llcs.get(first).nr_busy_cpus[slot].store(weight as i32, Relaxed);
             }
         }
-        crate::sync::shared_store();
         // rcu_assign_pointer: the copy above, then the word that makes it current.
         self.domains_gen
             .store(next, SCHED_DOMAINS_PUBLISH.ordering());

@@ -3,8 +3,8 @@
 //! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
 //!
 //! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`); `guards pairs N` runs N enter+exit pairs
-//! under each policy. Built with `--cfg nohz_probe`, `guards t10` counts the stores a repeated
-//! idle entry makes to shared lines (T10). `BSS_MACHINE` is a kernel's `static` machine, which
+//! under each policy. Built with `--cfg nohz_linecount`, `guards t10` counts the stores a
+//! repeated idle entry makes to shared lines (T10), from the build's line-touch records. `BSS_MACHINE` is a kernel's `static` machine, which
 //! must land in `.bss` (T11). The platform is the smallest one that satisfies the traits, so the counts
 //! are the crate's own.
 
@@ -166,19 +166,29 @@ fn machine<P: Policy>(p: &Bare) -> Box<nohz::machine!(P, N)> {
     m
 }
 
-/// Stores to shared lines per repeated `nohz_balance_enter_idle` of a registered CPU (its tick stopped, so
-/// after seed 001 every idle pass makes this call), averaged over 100 calls.
-#[cfg(nohz_probe)]
+/// Stores to shared lines per repeated `nohz_balance_enter_idle` of a registered CPU (its tick
+/// stopped, so after seed 001 every idle pass makes this call), averaged over 100 calls: from
+/// the counting build's records, every write to a line outside the CPU's own runqueue (the
+/// idle mask, the `nohz` scalars, an LLC's busy count, a shard's word or the summary).
+#[cfg(nohz_linecount)]
 fn repeat_entry_stores<P: Policy>(p: &Bare) -> u64 {
+    use nohz::sync::linecount::{as_cpu, lines_of, take};
     let m = machine::<P>(p);
     let cpu = m.cpu(2).unwrap_or_else(|_| std::process::exit(2));
     m.nohz_balance_enter_idle(cpu, p);
-    assert!(m.nohz().idle_cpus_mask().test(cpu));
-    nohz::sync::probe::reset();
-    for _ in 0..100 {
-        m.nohz_balance_enter_idle(black_box(cpu), p);
-    }
-    nohz::sync::probe::shared_stores() / 100
+    assert!(m.nohz_idle_test(cpu));
+    let own = lines_of(m.rq(cpu));
+    take();
+    as_cpu(2, || {
+        for _ in 0..100 {
+            m.nohz_balance_enter_idle(black_box(cpu), p);
+        }
+    });
+    let shared = take()
+        .iter()
+        .filter(|a| a.write && !own.contains(&a.line))
+        .count() as u64;
+    shared / 100
 }
 
 fn main() {
@@ -235,7 +245,7 @@ fn main() {
                 t9_exit_idle_sharded(black_box(&mh), ch, &p);
             }
         }
-        #[cfg(nohz_probe)]
+        #[cfg(nohz_linecount)]
         "t10" => {
             let patched = repeat_entry_stores::<Patched>(&p);
             let scalable = repeat_entry_stores::<Scalable>(&p);
@@ -257,8 +267,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: guards kick|pairs N (and t10 in --cfg nohz_probe builds, t8f in --cfg \
-                 nohz_linecount builds)"
+                "usage: guards kick|pairs N (and t10, t8f in --cfg nohz_linecount builds)"
             );
             std::process::exit(2);
         }

@@ -8,17 +8,17 @@
 //!
 //! Relaxed operations are written inline as `Ordering::Relaxed`: they promise nothing, so there
 //! is nothing to name. Every *stronger* ordering and every fence is taken from a named [`Site`]
-//! (module `site`, re-exported here): its docs, the list [`SITES`] and the mutation hook. The
-//! count of stores to shared lines that `ci/guards.sh` checks (target T10) is module `probe`;
-//! the line-touch records of target T8f are module `linecount`, present only in the counting
-//! build (`--cfg nohz_linecount`), whose atomics are that module's recording wrappers.
+//! (module `site`, re-exported here): its docs, the list [`SITES`] and the mutation hook.
+//! Module `probe` weakens a site machine-wide for the harness's planted-bug soak (probe builds
+//! only). The line-touch records of targets T8f and T10 are module `linecount`, present only in
+//! the counting build (`--cfg nohz_linecount`), whose atomics are that module's recording
+//! wrappers.
 
 #[cfg(all(nohz_linecount, not(nohz_loom)))]
 pub mod linecount;
 pub mod probe;
 mod site;
 
-pub(crate) use probe::shared_store;
 pub use site::*;
 
 // `AtomicBool` serves the `testing` feature only.
