@@ -61,25 +61,12 @@ pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: u
     // set_nr_if_polling): run it before scheduling, and the softirq it raised after it
     // (do_softirq_post_smp_call_flush), as no irq exit follows to run it. With nothing queued
     // the kernel's flush returns at once and runs no softirq, whatever is pending.
-    if !skip_exit_flush()
-        && crate::sched_core::flush_smp_call_function_queue(cpus, fair, cpu, plat)
+    if crate::sched_core::flush_smp_call_function_queue(cpus, fair, cpu, plat)
         && fair.rq(cpu).sched_softirq_pending()
     {
         fair.sched_balance_softirq(cpus, cpu, plat);
     }
     IdleExit::Resched
-}
-
-/// Loom builds only: the code mutant that drops the idle exit's flush (the loom model
-/// `idle_flush` must fail with it).
-#[inline(always)]
-fn skip_exit_flush() -> bool {
-    #[cfg(nohz_loom)]
-    return crate::sync::mutation::code_mutant_active(
-        crate::sync::mutation::CodeMutant::IdleExitNoFlush,
-    );
-    #[cfg(not(nohz_loom))]
-    false
 }
 
 /// `cpuidle_idle_call()`: stop or retain the tick as cpuidle decides, then idle. Without a

@@ -393,9 +393,6 @@ pub enum CodeMutant {
     /// `find_new_ilb` GCs every flagged shard it visits, without first reading it empty.
     /// Equivalent: the pre-read only decides which shards to clear.
     GcNoPreRead,
-    /// Not the sharded set's: `do_idle` returns without `flush_smp_call_function_queue`, so
-    /// a kick whose IPI the platform elided for a polling CPU is never run.
-    IdleExitNoFlush,
 }
 
 /// Every code mutant the mutation table runs.
@@ -408,7 +405,6 @@ pub static CODE_MUTANTS: &[CodeMutant] = &[
     CodeMutant::ShardLoadStore,
     CodeMutant::BlindSummarySet,
     CodeMutant::GcNoPreRead,
-    CodeMutant::IdleExitNoFlush,
 ];
 
 /// The code the rejected designs of [`CodeMutant`] put in place of the real one, reached only

@@ -8,9 +8,9 @@
 //! what orders them is the platform's half of the contract in `Ipi::send_nohz_ipi`, which the
 //! model plays: the CPU's thread flags in one word (POLLING, NEED_RESCHED), the elision a
 //! compare-exchange that sets NEED_RESCHED only while POLLING is set, and a poll loop that
-//! clears POLLING with a full barrier before it returns. Killed by: the code mutant
-//! `IdleExitNoFlush` (no flush at the idle exit), and by either platform half made Relaxed
-//! ([`Contract::ClearRelaxed`], [`Contract::ElideRelaxed`]: the tests keep those as expected
+//! clears POLLING with a full barrier before it returns. Killed by: the kernel-step mutant
+//! `IdleExitNoFlush` (no flush at the idle exit, a patch `ci/patch-mutants.py` applies), and
+//! by either platform half made Relaxed ([`Contract::ClearRelaxed`], [`Contract::ElideRelaxed`]: the tests keep those as expected
 //! failures, since they weaken the platform rather than the crate).
 
 use loom::sync::Arc;
