@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kernel-step mutants: a step of a kernel path removed by a patch to a copy of the source,
 as cargo-mutants mutates, rather than by a switch compiled into the path. For each mutant the
-script copies the tracked tree, applies the patch (its old text must occur exactly once),
+script copies the tree (tracked files and untracked ones git does not ignore), applies the patch (its old text must occur exactly once),
 builds the loom tests against the copy and runs the model test that must fail, with the
 failure message the model gives. A mutant that builds and passes survives, and fails the
 script; so does a patch whose old text is gone (the list must stay true).
@@ -29,8 +29,8 @@ MUTANTS = [
 
 
 def tracked_files():
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
-                         capture_output=True).stdout
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, check=True, capture_output=True).stdout
     return [f for f in out.decode().split("\0") if f]
 
 

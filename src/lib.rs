@@ -275,6 +275,7 @@ pub mod tick_sched;
 
 pub use base::{cpu, cpumask, cpus, jiffies, static_key, sync, warn};
 
+pub use beyond::sharded::Sharded;
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
@@ -285,7 +286,7 @@ pub use irqtime::{IrqContext, IrqTime};
 pub use jiffies::{Jiffies, JiffiesCell};
 pub use machine::{InitError, Machine};
 pub use platform::Platform;
-pub use policy::{Legacy, Patched, Policy, Scalable, Sharded};
+pub use policy::{Legacy, Patched, Policy, Scalable};
 pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{TICK_DEP_SCHED, TickSched, TsFlags};

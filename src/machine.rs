@@ -503,8 +503,23 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     ///
     /// See [`Fair::nohz`](crate::fair::Fair::nohz).
     #[inline(always)]
-    pub fn nohz(&self) -> &Nohz<W> {
+    pub fn nohz(&self) -> &Nohz<P, W> {
         self.fair.nohz()
+    }
+
+    /// `cpu` is registered as idle (in `nohz.idle_cpus_mask`, or under `Sharded` in its
+    /// shard's word): `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` for every policy.
+    #[doc(alias = "cpumask_test_cpu")]
+    #[inline]
+    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
+        self.fair.nohz_idle_test(cpu)
+    }
+
+    /// The registered CPUs (`for_each_cpu(cpu, nohz.idle_cpus_mask)` for every policy):
+    /// ascending for a flat policy, shards and slots ascending under `Sharded`. Not a
+    /// snapshot.
+    pub fn nohz_idle_cpus(&self) -> impl Iterator<Item = CpuId<N>> + '_ {
+        self.fair.nohz_idle_cpus(self.nr_cpu_ids())
     }
 
     /// `housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)`.

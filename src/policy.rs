@@ -21,27 +21,40 @@
 //!   precomputed deadline. The recommended choice where its proofs (loom, the property tests
 //!   against the reference model, every kernel-path test) and its numbers (the benchmarks)
 //!   matter; `Patched` stays the default.
-//! - [`Sharded`]: `Scalable` with the idle mask split into shards of at most 64 CPUs (by LLC,
-//!   or in runs of consecutive ids) and a sticky per-shard summary on the `nohz` line
-//!   ([`crate::beyond::sharded`]): idle entry and exit write only their own shard's line. One
-//!   documented divergence from `Patched` in its shipped [`Hint`]
-//!   mode (a stale summary bit can cost one extra kick attempt that finds no ILB); the
-//!   [`Validated`](crate::beyond::sharded::Validated) mode with
-//!   [`LowestId`](crate::beyond::sharded::LowestId) and contiguous shards has none.
+//! - `Sharded` (feature `sharded`): `Scalable` with the idle mask split into shards of at most
+//!   64 CPUs (by LLC, or in runs of consecutive ids) and a sticky per-shard summary on the
+//!   `nohz` line: idle entry and exit write only their own shard's line. One documented
+//!   divergence from `Patched` in its shipped `Hint` mode (a stale summary bit can cost one
+//!   extra kick attempt that finds no ILB); the `Validated` mode with `LowestId` and contiguous
+//!   shards has none.
 //!
 //! The trait is sealed: a policy is a statement about which kernel is mirrored, and every one
 //! of them must pass the crate's models and property tests.
 
-use crate::beyond::sharded::{
-    ByLlc, Emptiness, Hint, IlbOrder, LocalFirst, NoLayout, ShardLayout, ShardSet, ShardedIdle,
-};
-use core::marker::PhantomData;
+use crate::fair::hooks::{IdleCpus, NohzLine};
+use crate::fair::hooks::{KernelLine, ScalableLine};
 
 pub(crate) mod sealed {
-    pub trait Sealed {}
+    /// Seals [`Policy`](super::Policy), and carries the hooks through which what the kernel
+    /// does not have enters the kernel paths (`crate::fair::hooks`): each policy names its
+    /// idle set and its `nohz` line discipline here.
+    pub trait Sealed: 'static {
+        /// The idle set: what `nohz.idle_cpus_mask` is. The kernel's policies keep the flat
+        /// `CpuMask<W>`; `Sharded`, its shards.
+        type IdleCpus<const W: usize>: super::IdleCpus<W>;
+        /// How idle entry writes the `nohz` flags, and the not-due gate of the kick that reads
+        /// them. The kernel's: blind stores, no gate; `Scalable` and `Sharded`: read before
+        /// write and one precomputed deadline word.
+        type NohzLine: super::NohzLine;
+    }
 }
 
 /// A compile-time choice of kernel behaviour. Sealed; see [`Patched`] and [`Legacy`].
+///
+/// The four seed constants are the kernel's own history: the kernel paths branch on them
+/// inline, each branch reading as the seed's diff. What the kernel does not have (`Scalable`,
+/// `Sharded`) enters those paths only through the policy's hooks, never through a constant;
+/// the three constants below them only describe the policy (for reports and tests).
 pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// Short name for reports (`"patched"`, `"legacy"`).
     const NAME: &'static str;
@@ -64,38 +77,20 @@ pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// (its own cache line); `Legacy` reads a plain flag that shares the `nohz` scalar line.
     const IRQTIME_STATIC_KEY: bool;
 
-    /// Beyond the kernel (`Scalable`): `nohz_balance_enter_idle` stores 1 into
-    /// `nohz.has_blocked_load` and `nohz.needs_update` only if it reads 0 there. On the
-    /// registration path the O1/O2 fences already make that safe (O7); on the idempotent path,
-    /// where the kernel's blind store needs no barrier, a fence is added (see
-    /// [`NOHZ_ENTER_IDLE_REPEAT_FENCE`](crate::sync::NOHZ_ENTER_IDLE_REPEAT_FENCE)).
+    /// Beyond the kernel (`Scalable`, `Sharded`), descriptive: `nohz_balance_enter_idle`
+    /// stores 1 into `nohz.has_blocked_load` and `nohz.needs_update` only if it reads 0 there
+    /// (spec §6 O7), so a registered CPU re-entering idle writes no shared line.
     const READ_BEFORE_WRITE: bool;
 
-    /// Beyond the kernel (`Scalable`): the not-due test of `nohz_balancer_kick` reads one
-    /// precomputed word, `nohz.kick_deadline`, instead of `has_blocked_load`, `next_blocked`,
-    /// `next_balance` and `needs_update` (see [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)
-    /// for what it folds and who maintains it).
+    /// Beyond the kernel (`Scalable`, `Sharded`), descriptive: the not-due test of
+    /// `nohz_balancer_kick` reads one precomputed word, `nohz.kick_deadline`, instead of
+    /// `has_blocked_load`, `next_blocked`, `next_balance` and `needs_update` (see
+    /// [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)).
     const KICK_DEADLINE: bool;
 
-    /// Beyond the kernel (`Sharded`): the idle set's per-shard storage. A flat policy's holds
-    /// no shard (`ShardedIdle<0>`, zero bytes): its machine does not grow.
-    type Shards: ShardSet;
-
-    /// Beyond the kernel (`Sharded`): how the possible CPUs are split into shards at init.
-    type Layout: ShardLayout;
-
-    /// Beyond the kernel (`Sharded`): the idle set is split into shards with a sticky summary
-    /// (see [`crate::beyond::sharded`]) instead of the one flat `nohz.idle_cpus_mask`.
+    /// Beyond the kernel (`Sharded`), descriptive: the idle set is split into shards with a
+    /// sticky summary instead of the one flat `nohz.idle_cpus_mask`.
     const SHARDED: bool;
-
-    /// `Sharded` only: `find_new_ilb` looks in the kicker's shard first, from a rotating slot
-    /// ([`LocalFirst`]), instead of ascending ids ([`LowestId`](crate::beyond::sharded::LowestId)).
-    const ILB_LOCAL_FIRST: bool;
-
-    /// `Sharded` only: the kick's "anyone tickless?" test reads the summary alone
-    /// ([`Hint`]), instead of checking the flagged shards' words
-    /// ([`Validated`](crate::beyond::sharded::Validated)).
-    const SHARD_HINT: bool;
 }
 
 /// The kernel with seeds 000, 001 and 003 applied: the reference behaviour, and the default.
@@ -112,54 +107,20 @@ pub struct Legacy;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Scalable;
 
-/// `Scalable` with sharded idle tracking (beyond the kernel; [`crate::beyond::sharded`]): at
-/// most `S` shards (at most 128: the summary is two words on the `nohz` line), laid out by `L`
-/// ([`ByLlc`] by default: each LLC split at 64 CPUs), `find_new_ilb` in order `O`
-/// ([`LocalFirst`] by default), the kick's emptiness test in mode `E` ([`Hint`] by default).
-///
-/// ```
-/// use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
-/// use nohz::{Machine, Sharded};
-/// // 8 CPUs in 4 shards of 2, with the kernel's observables (the differential tests' choice).
-/// type Strict = Sharded<4, Contiguous<2>, LowestId, Validated>;
-/// static MACHINE: nohz::machine!(Strict, 8) = Machine::new();
-/// // The shipped choice: LLC shards, local-first ILB choice, the summary as a hint.
-/// static SHIPPED: nohz::machine!(Sharded<16>, 256) = Machine::new();
-/// ```
-pub struct Sharded<const S: usize, L = ByLlc, O = LocalFirst, E = Hint>(Markers<L, O, E>);
-
-/// The type parameters of [`Sharded`], held by a function pointer type so that `Sharded` is
-/// `Send + Sync + Copy` whatever they are.
-type Markers<L, O, E> = PhantomData<fn() -> (L, O, E)>;
-
-impl<const S: usize, L, O, E> core::fmt::Debug for Sharded<S, L, O, E> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Sharded<{S}>")
-    }
+impl sealed::Sealed for Patched {
+    type IdleCpus<const W: usize> = crate::cpumask::CpuMask<W>;
+    type NohzLine = KernelLine;
 }
-impl<const S: usize, L, O, E> Clone for Sharded<S, L, O, E> {
-    fn clone(&self) -> Self {
-        *self
-    }
+impl sealed::Sealed for Legacy {
+    type IdleCpus<const W: usize> = crate::cpumask::CpuMask<W>;
+    type NohzLine = KernelLine;
 }
-impl<const S: usize, L, O, E> Copy for Sharded<S, L, O, E> {}
-impl<const S: usize, L, O, E> Default for Sharded<S, L, O, E> {
-    fn default() -> Self {
-        Sharded(PhantomData)
-    }
+impl sealed::Sealed for Scalable {
+    type IdleCpus<const W: usize> = crate::cpumask::CpuMask<W>;
+    type NohzLine = ScalableLine;
 }
-
-impl sealed::Sealed for Patched {}
-impl sealed::Sealed for Legacy {}
-impl sealed::Sealed for Scalable {}
-impl<const S: usize, L, O, E> sealed::Sealed for Sharded<S, L, O, E> {}
 
 impl Policy for Patched {
-    type Shards = ShardedIdle<0>;
-    type Layout = NoLayout;
-    const SHARDED: bool = false;
-    const ILB_LOCAL_FIRST: bool = false;
-    const SHARD_HINT: bool = false;
     const NAME: &'static str = "patched";
     const NR_CPUS_COUNTER: bool = false;
     const TIME_CHECKS_FIRST: bool = true;
@@ -167,14 +128,10 @@ impl Policy for Patched {
     const IRQTIME_STATIC_KEY: bool = true;
     const READ_BEFORE_WRITE: bool = false;
     const KICK_DEADLINE: bool = false;
+    const SHARDED: bool = false;
 }
 
 impl Policy for Legacy {
-    type Shards = ShardedIdle<0>;
-    type Layout = NoLayout;
-    const SHARDED: bool = false;
-    const ILB_LOCAL_FIRST: bool = false;
-    const SHARD_HINT: bool = false;
     const NAME: &'static str = "legacy";
     const NR_CPUS_COUNTER: bool = true;
     const TIME_CHECKS_FIRST: bool = false;
@@ -182,14 +139,10 @@ impl Policy for Legacy {
     const IRQTIME_STATIC_KEY: bool = false;
     const READ_BEFORE_WRITE: bool = false;
     const KICK_DEADLINE: bool = false;
+    const SHARDED: bool = false;
 }
 
 impl Policy for Scalable {
-    type Shards = ShardedIdle<0>;
-    type Layout = NoLayout;
-    const SHARDED: bool = false;
-    const ILB_LOCAL_FIRST: bool = false;
-    const SHARD_HINT: bool = false;
     const NAME: &'static str = "scalable";
     const NR_CPUS_COUNTER: bool = false;
     const TIME_CHECKS_FIRST: bool = true;
@@ -197,26 +150,7 @@ impl Policy for Scalable {
     const IRQTIME_STATIC_KEY: bool = true;
     const READ_BEFORE_WRITE: bool = true;
     const KICK_DEADLINE: bool = true;
-}
-
-impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> Policy for Sharded<S, L, O, E> {
-    type Shards = ShardedIdle<S>;
-    type Layout = L;
-    const SHARDED: bool = true;
-    const ILB_LOCAL_FIRST: bool = O::LOCAL_FIRST;
-    const SHARD_HINT: bool = E::HINT;
-    const NAME: &'static str = match (O::LOCAL_FIRST, E::HINT) {
-        (true, true) => "sharded",
-        (true, false) => "sharded-validated",
-        (false, true) => "sharded-lowest",
-        (false, false) => "sharded-strict",
-    };
-    const NR_CPUS_COUNTER: bool = false;
-    const TIME_CHECKS_FIRST: bool = true;
-    const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
-    const IRQTIME_STATIC_KEY: bool = true;
-    const READ_BEFORE_WRITE: bool = true;
-    const KICK_DEADLINE: bool = true;
+    const SHARDED: bool = false;
 }
 
 #[cfg(test)]

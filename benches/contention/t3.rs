@@ -11,7 +11,7 @@ use crate::common::Rig;
 use crate::report::Target;
 use crate::transfer::{self, PingPong};
 use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, timed_pairs};
-use nohz::{Policy, Scalable};
+use nohz::Scalable;
 use nohz_stress::measure::{Churn, churn};
 use std::hint::black_box;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub fn run(round: &Round<'_>, t: &Target) {
 /// The `mask-only` pair on CPU `i` of `rig`: the idle-mask bit set, the O1 fence as the crate
 /// places it (after the RMW), the bit cleared.
 #[inline(always)]
-pub fn mask_pair<P: Policy>(rig: &Rig<P>, i: usize) {
+pub fn mask_pair(rig: &Rig<Scalable>, i: usize) {
     let mask = black_box(&*rig.m).nohz().idle_cpus_mask();
     mask.set(rig.cpus[i]);
     nohz::sync::NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
@@ -57,7 +57,7 @@ pub fn mask_pair<P: Policy>(rig: &Rig<P>, i: usize) {
 }
 
 /// Antagonist work for the `mask-only` baseline: [`mask_pair`]s on CPU 1.
-pub fn mask_pairs_on_cpu1<P: Policy>(rig: &Arc<Rig<P>>) -> Arc<dyn Churn> {
+pub fn mask_pairs_on_cpu1(rig: &Arc<Rig<Scalable>>) -> Arc<dyn Churn> {
     let rig = Arc::clone(rig);
     churn(move || mask_pair(&rig, 1))
 }

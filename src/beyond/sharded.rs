@@ -1,4 +1,4 @@
-//! Sharded idle tracking: the [`Sharded`](crate::Sharded) policy's idle set, which replaces
+//! Sharded idle tracking: the [`Sharded`] policy's idle set, which replaces
 //! the one flat `nohz.idle_cpus_mask` with one word per shard of at most 64 CPUs and a sticky
 //! per-shard summary on the `nohz` scalar line (no kernel counterpart; the kernel is heading
 //! this way with per-LLC nohz masks, not landed).
@@ -65,9 +65,17 @@
 //! the shards before it, then its own shard up to itself: with contiguous ascending shards
 //! exactly `for_each_cpu_wrap(mask, ilb + 1)`, the ILB last.
 
-use crate::cpu::{CpuId, NrCpuIds};
+use crate::cpu::{CpuId, NrCpuIds, PerCpu};
+use crate::cpumask::CpuMask;
+use crate::cpus::Cpus;
+use crate::fair::hooks::IdleCpus;
+use crate::fair::rq::Rq;
+use crate::fair::{Scalars, TopologyError};
+use crate::jiffies::Jiffies;
+use crate::platform::Platform;
 use crate::sync::{AtomicU16, AtomicU32, AtomicU64, NOHZ_SHARD_GC_FENCE, Ordering::Relaxed};
 use core::fmt;
+use core::marker::PhantomData;
 use crossbeam_utils::CachePadded;
 
 /// Shards a summary can name: two words on the `nohz` line.
@@ -83,7 +91,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// How `find_new_ilb` orders its candidates under [`Sharded`](crate::Sharded). Sealed.
+/// How `find_new_ilb` orders its candidates under [`Sharded`]. Sealed.
 pub trait IlbOrder: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The kicker's shard first, from a rotating slot.
     const LOCAL_FIRST: bool;
@@ -108,7 +116,7 @@ impl IlbOrder for LocalFirst {
     const LOCAL_FIRST: bool = true;
 }
 
-/// How the kick tests "is any CPU tickless?" under [`Sharded`](crate::Sharded). Sealed.
+/// How the kick tests "is any CPU tickless?" under [`Sharded`]. Sealed.
 pub trait Emptiness: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// The summary alone decides.
     const HINT: bool;
@@ -293,38 +301,87 @@ impl ShardTable {
     }
 }
 
-/// The shard storage of a machine: `S` idle words, each on a block of its own, and their
-/// tables. A flat policy's is `ShardedIdle<0>`: zero bytes.
-#[derive(Debug)]
-pub struct ShardedIdle<const S: usize> {
+/// `Sharded`'s idle set (`nohz.idle_cpus_mask` under it): `S` idle words, each on a block of
+/// its own, and their tables; the summary and the shard count live on the `nohz` scalar line.
+/// `L`, `O` and `E` are the policy's layout, ILB order and emptiness mode.
+pub struct ShardedIdle<const S: usize, L = ByLlc, O = LocalFirst, E = Hint> {
     words: [CachePadded<AtomicU64>; S],
     tables: [CachePadded<ShardTable>; S],
+    _modes: Modes<L, O, E>,
 }
 
-/// The storage a policy's idle set keeps: sealed, implemented by [`ShardedIdle`].
-pub trait ShardSet: sealed::Sealed + fmt::Debug + Send + Sync + 'static {
-    /// An empty set (every word 0, no table filled).
-    #[cfg(not(nohz_loom))]
-    const EMPTY: Self;
-    /// An empty set (loom atomics cannot be built in `const` context).
-    #[cfg(nohz_loom)]
-    fn empty() -> Self;
-    /// The idle words, one per shard.
-    fn words(&self) -> &[CachePadded<AtomicU64>];
-    /// The tables, one per shard.
-    fn tables(&self) -> &[CachePadded<ShardTable>];
+/// The layout, order and emptiness markers, held by a function pointer type so that the
+/// types holding them are `Send + Sync + Copy` whatever the markers are.
+type Modes<L, O, E> = PhantomData<fn() -> (L, O, E)>;
+
+impl<const S: usize, L, O, E> fmt::Debug for ShardedIdle<S, L, O, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardedIdle")
+            .field("words", &self.words)
+            .finish_non_exhaustive()
+    }
 }
 
-impl<const S: usize> sealed::Sealed for ShardedIdle<S> {}
-
-impl<const S: usize> ShardedIdle<S> {
+impl<const S: usize, L, O, E> ShardedIdle<S, L, O, E> {
     const FITS: () = assert!(
         S <= MAX_SHARDS,
         "Sharded<S> holds at most 128 shards (a two-word summary)"
     );
+
+    /// The view of the whole set: these words and tables with `line`'s summary and count.
+    #[inline(always)]
+    fn view<'a>(&'a self, line: &'a Scalars) -> Shards<'a> {
+        Shards {
+            words: &self.words,
+            tables: &self.tables,
+            summary: &line.summary,
+            nr_shards: &line.nr_shards,
+        }
+    }
+
+    /// Builds the shard map from `place` (the layout's placement, or an explicit map):
+    /// refused, changing nothing, if it does not fit the `S` shards of at most 64 CPUs, or
+    /// while any CPU is registered (shards never change while a CPU is registered). The caller
+    /// guarantees that no CPU enters idle meanwhile (boot, or all CPUs quiesced).
+    pub(crate) fn build<const N: usize>(
+        &self,
+        line: &Scalars,
+        rqs: &PerCpu<Rq, N>,
+        nr: NrCpuIds<N>,
+        place: impl Fn(CpuId<N>) -> Placement,
+    ) -> Result<(), ShardMapError> {
+        if nr.get() == 0 {
+            return Err(ShardMapError::NotSharded);
+        }
+        let view = self.view(line);
+        if let Some((cpu, _)) = rqs.iter(nr).find(|(_, rq)| {
+            rq.nohz_tick_stopped() || rq.shard_slot().is_some_and(|at| view.test(at))
+        }) {
+            return Err(ShardMapError::CpuRegistered { cpu: cpu.index() });
+        }
+        plan(nr, S, &place, |_, _| {})?;
+        view.reset_tables();
+        for (_, rq) in rqs.iter(nr) {
+            rq.set_shard_slot(None);
+        }
+        let n = plan(nr, S, &place, |cpu, at| {
+            view.put(cpu.index(), at);
+            rqs.get(cpu).set_shard_slot(Some(at));
+        })?;
+        for w in &line.summary {
+            w.store(0, Relaxed);
+        }
+        line.nr_shards.store(n as u32, Relaxed);
+        Ok(())
+    }
 }
 
-impl<const S: usize> ShardSet for ShardedIdle<S> {
+impl<const S: usize, L, O, E, const W: usize> IdleCpus<W> for ShardedIdle<S, L, O, E>
+where
+    L: ShardLayout,
+    O: IlbOrder,
+    E: Emptiness,
+{
     // Moved out by value into the machine's constructor, never borrowed as a constant.
     #[cfg(not(nohz_loom))]
     #[allow(clippy::declare_interior_mutable_const)]
@@ -333,24 +390,268 @@ impl<const S: usize> ShardSet for ShardedIdle<S> {
         ShardedIdle {
             words: [const { CachePadded::new(AtomicU64::new(0)) }; S],
             tables: [const { CachePadded::new(ShardTable::new()) }; S],
+            _modes: PhantomData,
         }
     };
     #[cfg(nohz_loom)]
-    fn empty() -> Self {
+    fn new_empty() -> Self {
         let () = Self::FITS;
         ShardedIdle {
             words: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
             tables: core::array::from_fn(|_| CachePadded::new(ShardTable::new())),
+            _modes: PhantomData,
         }
     }
+
+    /// The shard whose word `set_cpu` set, if the CPU has one.
+    type Placed = Option<usize>;
+
+    /// This CPU's bit in its own shard's word, nothing on a shared line (nothing at all for a
+    /// CPU without a shard).
     #[inline(always)]
-    fn words(&self) -> &[CachePadded<AtomicU64>] {
-        &self.words
+    fn set_cpu<const N: usize>(&self, line: &Scalars, rq: &Rq, _cpu: CpuId<N>) -> Option<usize> {
+        let (shard, bit) = rq.shard_place();
+        let view = self.view(line);
+        let placed = view.set_bit(shard, bit).then_some(shard);
+        if let Some(shard) = placed
+            && mutant(CodeMutant::SummaryBeforeFence)
+        {
+            view.raise_summary_bit(shard, rq.shard_summary_bit());
+        }
+        placed
     }
+
+    /// S1: after the same fence, flag this CPU's shard in the summary if it reads clear,
+    /// against `find_new_ilb`'s GC clearing it (NOHZ_SHARD_GC_FENCE).
     #[inline(always)]
-    fn tables(&self) -> &[CachePadded<ShardTable>] {
-        &self.tables
+    fn after_fence(&self, line: &Scalars, rq: &Rq, placed: Option<usize>) {
+        if let Some(shard) = placed
+            && !mutant(CodeMutant::SummaryBeforeFence)
+        {
+            self.view(line)
+                .raise_summary_bit(shard, rq.shard_summary_bit());
+        }
     }
+
+    /// The own shard's word only, never the summary (the next GC clears a stale bit).
+    #[inline(always)]
+    fn clear_cpu<const N: usize>(&self, rq: &Rq, _cpu: CpuId<N>) {
+        let (shard, bit) = rq.shard_place();
+        if let Some(w) = self.words.get(shard) {
+            if mutant(CodeMutant::ShardLoadStore) {
+                rejected::and_not_by_load_store(w, bit);
+                return;
+            }
+            w.fetch_and(!bit, Relaxed);
+        }
+    }
+
+    #[inline]
+    fn test_cpu<const N: usize>(&self, rq: &Rq, _cpu: CpuId<N>) -> bool {
+        rq.shard_slot()
+            .is_some_and(|at| self.words[at.shard].load(Relaxed) & at.bit() != 0)
+    }
+
+    /// `Hint`: the summary alone (a stale bit answers "someone": the documented divergence);
+    /// `Validated`: the flagged shards' words from the asking CPU's shard on.
+    #[inline]
+    fn empty<const N: usize>(&self, line: &Scalars, rq: &Rq, _cpus: &Cpus<N, W>) -> bool {
+        let view = self.view(line);
+        if E::HINT {
+            !view.summary_any()
+        } else {
+            let home = rq.shard_slot().map_or(0, |at| at.shard);
+            !view.any_idle_from(home)
+        }
+    }
+
+    /// Every shard word, each read after the fence as the walk reaches it, never gated by the
+    /// summary (an enterer flags its shard after its own fence).
+    #[inline]
+    fn for_each_cpu_wrap<'a, const N: usize>(
+        &'a self,
+        line: &'a Scalars,
+        rq: &Rq,
+        _this_cpu: CpuId<N>,
+        nr: NrCpuIds<N>,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        self.view(line)
+            .walk(rq.shard_slot())
+            .filter_map(move |i| nr.cpu(i).ok())
+    }
+
+    /// In the policy's order: `LocalFirst` rotates its start slot with jiffies, the only read
+    /// of the clock the choice makes; GC'ing stale summary bits on the way.
+    #[inline]
+    fn find_ilb<const N: usize>(
+        &self,
+        line: &Scalars,
+        rq: &Rq,
+        hk: &CpuMask<W>,
+        nr: NrCpuIds<N>,
+        now: impl FnOnce() -> Jiffies,
+        mut accept: impl FnMut(CpuId<N>) -> bool,
+    ) -> Option<CpuId<N>> {
+        let home = rq.shard_slot().map(|at| at.shard);
+        let rotate = if O::LOCAL_FIRST { now().get() % 64 } else { 0 };
+        self.view(line)
+            .find(home, O::LOCAL_FIRST, rotate, |i| {
+                nr.cpu(i).is_ok_and(|c| hk.test(c) && accept(c))
+            })
+            .and_then(|i| nr.cpu(i).ok())
+    }
+
+    /// The flagged shards' CPUs (gating the asym scan by the summary may miss a CPU only
+    /// transiently, O5).
+    #[inline]
+    fn for_each_cpu<'a, const N: usize>(
+        &'a self,
+        line: &'a Scalars,
+        nr: NrCpuIds<N>,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        self.view(line)
+            .flagged_cpus()
+            .filter_map(move |i| nr.cpu(i).ok())
+    }
+
+    fn registered<'a, const N: usize>(
+        &'a self,
+        line: &'a Scalars,
+        nr: NrCpuIds<N>,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        self.view(line)
+            .all_cpus()
+            .filter_map(move |i| nr.cpu(i).ok())
+    }
+
+    /// Before the shard map is first built (at init), the map the layout builds from this
+    /// topology must fit the shards; rebuilds leave the shards alone.
+    fn check<const N: usize, Pl: Platform<N>>(
+        &self,
+        line: &Scalars,
+        nr: NrCpuIds<N>,
+        plat: &Pl,
+    ) -> Result<(), TopologyError> {
+        if self.view(line).nr() != 0 {
+            return Ok(());
+        }
+        plan(nr, S, |c| L::place(plat, c), |_, _| {})
+            .map(drop)
+            .map_err(TopologyError::Shards)
+    }
+
+    fn boot<const N: usize, Pl: Platform<N>>(
+        &self,
+        line: &Scalars,
+        rqs: &PerCpu<Rq, N>,
+        nr: NrCpuIds<N>,
+        plat: &Pl,
+    ) {
+        // check accepted this map before boot, and no CPU is registered yet, so this cannot be
+        // refused.
+        let _ = self.build(line, rqs, nr, |c| L::place(plat, c));
+    }
+
+    fn nr_shards(&self, line: &Scalars) -> usize {
+        self.view(line).nr()
+    }
+
+    fn shard_word(&self, line: &Scalars, s: usize) -> u64 {
+        if s < self.view(line).nr() {
+            self.words[s].load(Relaxed)
+        } else {
+            0
+        }
+    }
+
+    fn shard_flagged(&self, line: &Scalars, s: usize) -> bool {
+        let view = self.view(line);
+        s < view.nr() && view.flagged(s)
+    }
+
+    fn shard_of(&self, rq: &Rq) -> Option<(usize, usize)> {
+        rq.shard_slot().map(|at| (at.shard, at.slot))
+    }
+
+    fn shard_members<'a, const N: usize>(
+        &'a self,
+        line: &'a Scalars,
+        nr: NrCpuIds<N>,
+        s: usize,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        let view = self.view(line);
+        let s = if s < view.nr() { s } else { usize::MAX };
+        view.members(s).filter_map(move |i| nr.cpu(i).ok())
+    }
+
+    fn set_map<const N: usize>(
+        &self,
+        line: &Scalars,
+        rqs: &PerCpu<Rq, N>,
+        nr: NrCpuIds<N>,
+        shard_of: impl Fn(CpuId<N>) -> usize,
+    ) -> Result<(), ShardMapError> {
+        self.build(line, rqs, nr, |c| Placement::Shard(shard_of(c)))
+    }
+}
+
+/// `Scalable` with sharded idle tracking (beyond the kernel; this module): at most `S` shards
+/// (at most 128: the summary is two words on the `nohz` line), laid out by `L` ([`ByLlc`] by
+/// default: each LLC split at 64 CPUs), `find_new_ilb` in order `O` ([`LocalFirst`] by
+/// default), the kick's emptiness test in mode `E` ([`Hint`] by default).
+///
+/// ```
+/// use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
+/// use nohz::{Machine, Sharded};
+/// // 8 CPUs in 4 shards of 2, with the kernel's observables (the differential tests' choice).
+/// type Strict = Sharded<4, Contiguous<2>, LowestId, Validated>;
+/// static MACHINE: nohz::machine!(Strict, 8) = Machine::new();
+/// // The shipped choice: LLC shards, local-first ILB choice, the summary as a hint.
+/// static SHIPPED: nohz::machine!(Sharded<16>, 256) = Machine::new();
+/// ```
+pub struct Sharded<const S: usize, L = ByLlc, O = LocalFirst, E = Hint>(Modes<L, O, E>);
+
+impl<const S: usize, L, O, E> fmt::Debug for Sharded<S, L, O, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sharded<{S}>")
+    }
+}
+// Clone by copy: the markers are a function pointer type, whatever L, O and E are.
+impl<const S: usize, L, O, E> Clone for Sharded<S, L, O, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<const S: usize, L, O, E> Copy for Sharded<S, L, O, E> {}
+impl<const S: usize, L, O, E> Default for Sharded<S, L, O, E> {
+    fn default() -> Self {
+        Sharded(PhantomData)
+    }
+}
+
+impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> crate::policy::sealed::Sealed
+    for Sharded<S, L, O, E>
+{
+    type IdleCpus<const W: usize> = ShardedIdle<S, L, O, E>;
+    type NohzLine = crate::beyond::kick_deadline::ScalableLine;
+}
+
+impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> crate::Policy
+    for Sharded<S, L, O, E>
+{
+    const NAME: &'static str = match (O::LOCAL_FIRST, E::HINT) {
+        (true, true) => "sharded",
+        (true, false) => "sharded-validated",
+        (false, true) => "sharded-lowest",
+        (false, false) => "sharded-strict",
+    };
+    const NR_CPUS_COUNTER: bool = false;
+    const TIME_CHECKS_FIRST: bool = true;
+    const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
+    const IRQTIME_STATIC_KEY: bool = true;
+    const READ_BEFORE_WRITE: bool = true;
+    const KICK_DEADLINE: bool = true;
+    const SHARDED: bool = true;
 }
 
 /// A CPU's place: its shard and its slot there (the runqueue keeps it as the shard's index and
@@ -487,30 +788,16 @@ impl<'a> Shards<'a> {
         true
     }
 
-    /// `nohz_balance_exit_idle`'s clear of `bit` in shard `shard`'s word (Relaxed, no fence:
-    /// O5). The summary is left alone. Nothing for a shard index past the shards.
-    #[inline(always)]
-    pub(crate) fn clear_bit(&self, shard: usize, bit: u64) {
-        let Some(w) = self.words.get(shard) else {
-            return;
-        };
-        if mutant(CodeMutant::ShardLoadStore) {
-            rejected::and_not_by_load_store(w, bit);
-            return;
-        }
-        w.fetch_and(!bit, Relaxed);
-    }
-
     /// [`set_bit`](Self::set_bit) for `at` (the unit tests' way in).
     #[cfg(all(test, not(nohz_loom)))]
     pub(crate) fn set(&self, at: ShardSlot) {
         self.set_bit(at.shard, at.bit());
     }
 
-    /// [`clear_bit`](Self::clear_bit) for `at` (the unit tests' way in).
+    /// The exit's clear for `at` (the unit tests' way in).
     #[cfg(all(test, not(nohz_loom)))]
     pub(crate) fn clear(&self, at: ShardSlot) {
-        self.clear_bit(at.shard, at.bit());
+        self.words[at.shard].fetch_and(!at.bit(), Relaxed);
     }
 
     /// `at`'s bit is set in its shard word.
@@ -549,13 +836,6 @@ impl<'a> Shards<'a> {
         if mutant(CodeMutant::BlindSummarySet) || w.load(Relaxed) & bit == 0 {
             w.fetch_or(bit, Relaxed);
         }
-    }
-
-    /// Whether [`CodeMutant::SummaryBeforeFence`] is active (loom builds): enter then raises
-    /// the summary before its fence.
-    #[inline(always)]
-    pub(crate) fn summary_before_fence() -> bool {
-        mutant(CodeMutant::SummaryBeforeFence)
     }
 
     /// `Hint`: some shard is flagged (two loads of the `nohz` line).
@@ -909,57 +1189,51 @@ impl<'a> Shards<'a> {
 }
 
 impl<P: crate::Policy, const N: usize, const W: usize> crate::Machine<P, N, W> {
-    /// `cpu` is registered as idle (in `nohz.idle_cpus_mask`, or under `Sharded` in its
-    /// shard's word): `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` for every policy.
-    #[doc(alias = "cpumask_test_cpu")]
-    #[inline]
-    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
-        self.fair.nohz_idle_test(cpu)
-    }
-
-    /// The registered CPUs (`for_each_cpu(cpu, nohz.idle_cpus_mask)` for every policy):
-    /// ascending for a flat policy, shards and slots ascending under `Sharded`. Not a
-    /// snapshot.
-    pub fn nohz_idle_cpus(&self) -> impl Iterator<Item = CpuId<N>> + '_ {
-        self.fair.nohz_idle_cpus(self.nr_cpu_ids())
-    }
-
     /// The busy tick's "is any CPU tickless?" test as `cpu`'s `nohz_balancer_kick` makes it
     /// once balancing is due (`!cpumask_empty(nohz.idle_cpus_mask)`; `Legacy`: `nohz.nr_cpus`;
     /// `Sharded`: the summary (`Hint`) or the flagged shards' words from `cpu`'s shard
     /// (`Validated`)). Side-effect free; for tests and the benches' T8c.
     #[inline]
     pub fn nohz_anyone_tickless(&self, cpu: CpuId<N>) -> bool {
-        !self.fair.nobody_tickless(&self.cpus, cpu)
+        self.fair.anyone_tickless(&self.cpus, cpu)
     }
 
     /// `Sharded`: `cpu`'s shard and slot (`None` for a flat policy or before init).
     #[inline]
     pub fn shard_slot(&self, cpu: CpuId<N>) -> Option<ShardSlot> {
-        self.fair.shard_slot(cpu)
+        self.fair
+            .nohz()
+            .idle_cpus_mask()
+            .shard_of(self.fair.rq(cpu))
+            .map(|(shard, slot)| ShardSlot { shard, slot })
     }
 
     /// `Sharded`: the shards in use (0 for a flat policy or before init).
     #[inline]
     pub fn nr_shards(&self) -> usize {
-        self.fair.nr_shards()
+        let nohz = self.fair.nohz();
+        nohz.idle_cpus_mask().nr_shards(&nohz.scalars)
     }
 
     /// `Sharded`: shard `s` is flagged in the summary (it may hold a registered CPU).
     #[inline]
     pub fn shard_flagged(&self, s: usize) -> bool {
-        self.fair.shard_flagged(s)
+        let nohz = self.fair.nohz();
+        nohz.idle_cpus_mask().shard_flagged(&nohz.scalars, s)
     }
 
     /// `Sharded`: shard `s`'s idle word (bit `slot` set: that slot's CPU is registered).
     #[inline]
     pub fn shard_word(&self, s: usize) -> u64 {
-        self.fair.shard_word(s)
+        let nohz = self.fair.nohz();
+        nohz.idle_cpus_mask().shard_word(&nohz.scalars, s)
     }
 
     /// `Sharded`: shard `s`'s members, slots ascending.
     pub fn shard_members(&self, s: usize) -> impl Iterator<Item = CpuId<N>> + '_ {
-        self.fair.shard_members(self.nr_cpu_ids(), s)
+        let nohz = self.fair.nohz();
+        nohz.idle_cpus_mask()
+            .shard_members(&nohz.scalars, self.nr_cpu_ids(), s)
     }
 
     /// `Sharded`: replaces the shard map built at init with an explicit one, `shard_of(cpu)`
@@ -971,8 +1245,9 @@ impl<P: crate::Policy, const N: usize, const W: usize> crate::Machine<P, N, W> {
     /// Call it at boot, before the CPUs start idling, or with every CPU quiesced: nothing
     /// stops a CPU from registering while the map is rewritten.
     pub fn set_shard_map(&self, shard_of: impl Fn(CpuId<N>) -> usize) -> Result<(), ShardMapError> {
-        self.fair
-            .build_shards(self.nr_cpu_ids(), |c| Placement::Shard(shard_of(c)))
+        let nohz = self.fair.nohz();
+        nohz.idle_cpus_mask()
+            .set_map(&nohz.scalars, self.fair.rqs(), self.nr_cpu_ids(), shard_of)
     }
 }
 
@@ -1061,7 +1336,11 @@ mod tests {
     fn walk_matches_flat<const K: usize>() {
         let w = World::<Sharded<8, Contiguous<K>>, 8>::booted(8, Jiffies::new(0));
         let nr = w.m.nr_cpu_ids();
-        let view = w.m.fair.shards();
+        let view =
+            w.m.fair
+                .nohz()
+                .idle_cpus_mask()
+                .view(&w.m.fair.nohz().scalars);
         for bits in 0u32..256 {
             let flat = CpuMask::<1>::new();
             for cpu in nr.iter() {
@@ -1087,7 +1366,11 @@ mod tests {
     fn the_walk_over_full_shards_is_for_each_cpu_wrap() {
         let w = World::<Sharded<2, Contiguous<64>>, 128, 2>::booted(128, Jiffies::new(0));
         let nr = w.m.nr_cpu_ids();
-        let view = w.m.fair.shards();
+        let view =
+            w.m.fair
+                .nohz()
+                .idle_cpus_mask()
+                .view(&w.m.fair.nohz().scalars);
         let flat = CpuMask::<2>::new();
         for cpu in nr.iter().filter(|c| c.index() % 3 != 1) {
             flat.set(cpu);
@@ -1123,7 +1406,11 @@ mod tests {
         for _ in 0..300 {
             let map: Vec<usize> = (0..16).map(|_| (next() % 5) as usize).collect();
             w.m.set_shard_map(|c| map[c.index()]).unwrap();
-            let view = w.m.fair.shards();
+            let view =
+                w.m.fair
+                    .nohz()
+                    .idle_cpus_mask()
+                    .view(&w.m.fair.nohz().scalars);
             let bits = next() as u16;
             for cpu in w.m.nr_cpu_ids().iter() {
                 if bits & (1 << cpu.index()) != 0 {
@@ -1201,7 +1488,7 @@ mod tests {
         for j in 0..64 {
             let ilb =
                 w.m.fair
-                    .find_new_ilb_at(&w.m.cpus, w.cpu(0), Jiffies::new(j));
+                    .find_new_ilb_at(&w.m.cpus, w.cpu(0), || Jiffies::new(j));
             let ilb = ilb.unwrap().index();
             assert!(ilb < 8, "the kicker's own shard first");
             picks[ilb] += 1;
@@ -1215,7 +1502,7 @@ mod tests {
         w.busy(9, 2);
         let ilb =
             w.m.fair
-                .find_new_ilb_at(&w.m.cpus, w.cpu(9), Jiffies::new(3));
+                .find_new_ilb_at(&w.m.cpus, w.cpu(9), || Jiffies::new(3));
         assert!(ilb.unwrap().index() >= 8);
     }
 
@@ -1324,7 +1611,7 @@ mod tests {
             rotated += usize::from(want != reference_find(&w, kicker, local_first, 0).0);
             let got =
                 w.m.fair
-                    .find_new_ilb_at(&w.m.cpus, w.cpu(kicker), Jiffies::new(rotate));
+                    .find_new_ilb_at(&w.m.cpus, w.cpu(kicker), || Jiffies::new(rotate));
             assert_eq!(got.map(CpuId::index), want, "round {round}: the pick");
             let after: Vec<bool> = (0..w.m.nr_shards()).map(|s| w.m.shard_flagged(s)).collect();
             assert_eq!(after, flags, "round {round}: the flags after the GC");

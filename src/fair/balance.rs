@@ -18,6 +18,7 @@
 use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
+use crate::fair::hooks::{IdleCpus, NohzLine};
 use crate::fair::rq::NohzFlags;
 use crate::jiffies::{Jiffies, LOAD_AVG_PERIOD_MS};
 use crate::platform::{CpuIdleType, Platform};
@@ -126,19 +127,12 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
 
         let mut outcome = IlbPass::Completed;
         let nr = cpus.nr_cpu_ids();
-        // Sharded: every shard word, each read after the fence as the walk reaches it, never
-        // gated by the summary (an enterer flags its shard after its own fence).
-        let flat = (!P::SHARDED).then(|| self.nohz.idle_cpus_mask.iter_wrap_after(cpu, nr));
-        let sharded = P::SHARDED.then(|| {
-            self.shards()
-                .walk(self.shard_slot(cpu))
-                .filter_map(move |i| nr.cpu(i).ok())
-        });
-        for balance_cpu in flat
-            .into_iter()
-            .flatten()
-            .chain(sharded.into_iter().flatten())
-        {
+        // Each word read after the fence, as the walk reaches it.
+        let walk =
+            self.nohz
+                .idle_cpus_mask
+                .for_each_cpu_wrap(&self.nohz.scalars, self.rq(cpu), cpu, nr);
+        for balance_cpu in walk {
             let rq = self.rq(balance_cpu);
             if !rq.idle_cpu() {
                 continue;
@@ -186,9 +180,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if has_blocked {
             self.nohz.store_has_blocked_load(true);
         }
-        if P::KICK_DEADLINE {
-            self.nohz.refresh_kick_deadline(plat.jiffies());
-        }
+        P::NohzLine::moved(&self.nohz.scalars, plat.jiffies());
         outcome
     }
 

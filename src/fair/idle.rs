@@ -13,9 +13,10 @@
 use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
+use crate::fair::hooks::{IdleCpus, NohzLine};
 use crate::platform::Platform;
 use crate::policy::Policy;
-use crate::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE, Ordering::Relaxed};
+use crate::sync::{NOHZ_ENTER_IDLE_FENCE, Ordering::Relaxed};
 
 impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `nohz_balance_enter_idle(cpu)`: registers `cpu`, idle with its tick stopped, in
@@ -28,9 +29,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// fences (O1/O2), leaves its LLC's busy count and sets `nohz.needs_update`; both
     /// registering and idempotent paths end by storing `nohz.has_blocked_load = 1`.
     ///
-    /// Under [`Scalable`](crate::Scalable) the two flags are read first and stored only if 0,
-    /// and the idempotent path fences before its read, so re-entering idle with the tick
-    /// stopped writes nothing shared.
+    /// Beyond the kernel, through the policy's hooks (`hooks`): under `Scalable` a registered
+    /// CPU's repeat entry is the `nohz` line's own (it reads the flag before it writes it, so
+    /// it writes nothing shared), and the flag stores read first; under `Sharded` the mask is
+    /// the shards.
     pub fn nohz_balance_enter_idle<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
@@ -39,74 +41,46 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     ) {
         cpus.check_on_cpu(cpu, plat.this_cpu());
         let rq = self.rq(cpu);
+        let (mask, line) = (&self.nohz.idle_cpus_mask, &*self.nohz.scalars);
         // A CPU being torn down must not register.
         if !cpus.cpu_active(cpu) {
+            return;
+        }
+        if rq.nohz_tick_stopped() && P::NohzLine::reenter_idle(line, rq) {
             return;
         }
         // A hint (spec §5.6), set without a lock: each set counts one higher, so an updater's
         // clear, which covers only the sets up to its reading taken before the decay, leaves
         // this one alone (`Rq::clear_has_blocked_load`, the crate's stand-in for the kernel's
-        // clear under the rq lock). On Scalable's idempotent path it is stored with an RMW, so
-        // that the fence there can follow an RMW (free on x86); on the registering path the
-        // mask's RMW and its fence come after it, so a plain store is enough (and keeps a
-        // locked instruction out of the pair). Never a compare-exchange (T9).
-        let registered = rq.nohz_tick_stopped();
-        if P::READ_BEFORE_WRITE && registered {
-            rq.raise_has_blocked_load();
-        } else {
-            rq.set_has_blocked_load();
-        }
+        // clear under the rq lock).
+        rq.set_has_blocked_load();
         let mut raised = false;
-        if !registered {
+        'out: {
+            // Already registered: only nohz.has_blocked_load below.
+            if rq.nohz_tick_stopped() {
+                break 'out;
+            }
             // An isolated CPU never registers, and leaves nohz.has_blocked_load alone.
             if !rq.has_sched_domain() {
                 return;
             }
             rq.set_nohz_tick_stopped(true);
-            // Sharded: this CPU's bit in its own shard's word, nothing on a shared line (and
-            // nothing at all for a CPU without a shard); the others: the flat mask.
-            let shard = if P::SHARDED {
-                let (shard, bit) = rq.shard_place();
-                self.shards().set_bit(shard, bit).then_some(shard)
-            } else {
-                self.nohz.idle_cpus_mask.set(cpu);
-                None
-            };
-            if let Some(shard) = shard
-                && crate::beyond::sharded::Shards::summary_before_fence()
-            {
-                self.shards()
-                    .raise_summary_bit(shard, rq.shard_summary_bit());
-            }
+            let placed = mask.set_cpu(line, rq, cpu);
+            // Before seed 000: the counter beside the mask.
             if P::NR_CPUS_COUNTER {
-                self.nohz.scalars.nr_cpus.fetch_add(1, Relaxed);
+                line.nr_cpus.fetch_add(1, Relaxed);
             }
             // O1/O2: order the mask bit before the flag stores below, against the ILB's clear
             // of those flags before its mask scan (NOHZ_ILB_FENCE). It follows the mask's
             // RMW (Legacy: the counter's), as the kernel's smp_mb__after_atomic() does.
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
-            // Sharded (S1): after the same fence, flag this CPU's shard in the summary if it
-            // reads clear, against find_new_ilb's GC clearing it (NOHZ_SHARD_GC_FENCE).
-            if let Some(shard) = shard
-                && !crate::beyond::sharded::Shards::summary_before_fence()
-            {
-                self.shards()
-                    .raise_summary_bit(shard, rq.shard_summary_bit());
-            }
+            mask.after_fence(line, rq, placed);
             self.set_cpu_sd_state_idle(cpus, cpu);
-            raised = self.nohz.raise_needs_update::<P>();
-        } else if P::READ_BEFORE_WRITE {
-            // Scalable reads the flag before storing it: order the rq flag above before that
-            // read, against the ILB's clear before its rq reads (NOHZ_ILB_FENCE). The rq
-            // flag's swap is the RMW this fence follows.
-            NOHZ_ENTER_IDLE_REPEAT_FENCE.fence_after_rmw();
+            raised = P::NohzLine::raise(&line.needs_update);
         }
         // Both paths: a newly idle CPU has blocked load to decay.
-        raised |= self.nohz.raise_has_blocked_load::<P>();
-        // Scalable: a flag this call set makes the kick due sooner; one bump covers both.
-        if P::KICK_DEADLINE && raised {
-            self.nohz.kick_deadline_word().bump();
-        }
+        raised |= P::NohzLine::raise(&line.has_blocked_load);
+        P::NohzLine::raised(line, raised);
     }
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts
@@ -123,14 +97,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             return;
         }
         rq.set_nohz_tick_stopped(false);
-        // No barrier: consumers re-check idle_cpu() (O5). Sharded: the own shard's word only,
-        // never the summary (the next GC clears a stale bit).
-        if P::SHARDED {
-            let (shard, bit) = rq.shard_place();
-            self.shards().clear_bit(shard, bit);
-        } else {
-            self.nohz.idle_cpus_mask.clear(cpu);
-        }
+        // No barrier: consumers re-check idle_cpu() (O5).
+        self.nohz.idle_cpus_mask.clear_cpu(rq, cpu);
+        // Before seed 000: the counter beside the mask.
         if P::NR_CPUS_COUNTER {
             self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);
         }

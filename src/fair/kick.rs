@@ -13,6 +13,8 @@
 use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
+use crate::fair::hooks::{IdleCpus, NohzLine};
+use crate::fair::out_of_line;
 use crate::fair::rq::NohzFlags;
 use crate::platform::Platform;
 use crate::policy::Policy;
@@ -78,17 +80,18 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
 
     /// `nohz_balancer_kick(rq)`: on a busy CPU's tick, decide whether an idle CPU should
     /// balance on behalf of the tickless idle CPUs, and with which flags (spec §5.2), in the
-    /// kernel's order down to `out:`.
+    /// kernel's order.
     ///
     /// `Patched` (seed 000): the blocked-load and balance-time checks come first; only when
     /// balancing is due is the idle mask tested for emptiness (the cold case), and an empty
     /// mask returns without kicking even if STATS was wanted. `Legacy`: `nohz.nr_cpus` is read
-    /// first and nothing else happens while it is 0 (the seed's diff, inline below).
+    /// first and nothing else happens while it is 0. Both sides are inline below, each reading
+    /// as the seed's diff.
     ///
-    /// `Scalable` enters through one prelude, [`KickDeadline::prelude`](crate::beyond::kick_deadline::KickDeadline::prelude): the common tick (a
-    /// busy CPU, not registered, on its own CPU, balancing not due) is decided there by a
-    /// handful of loads; any other tick runs the sequence below, which reads everything again.
-    /// Both give the same decision and the same side effects (the prelude has none).
+    /// Beyond the kernel, one hook around it: the `nohz` line's not-due gate
+    /// (`NohzLine::gate`, `crate::fair::hooks`). The kernel has none, and the path below is all there is;
+    /// `Scalable`'s decides the common tick (not idle, not registered, on its own CPU,
+    /// balancing not due) with one precomputed word, and runs the path below only otherwise.
     #[inline]
     pub fn nohz_balancer_kick<Pl: Platform<N>>(
         &self,
@@ -96,186 +99,110 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         cpu: CpuId<N>,
         plat: &Pl,
     ) -> KickDecision<N> {
-        if P::KICK_DEADLINE {
-            let rq = self.rq(cpu);
-            if self.nohz.kick_deadline_word().prelude(
-                rq.idle_balance() | rq.nohz_tick_stopped(),
-                plat.this_cpu().is_none_or(|me| me == cpu),
-                plat.jiffies(),
-            ) {
-                return KickDecision::NoFlags;
-            }
-            return self.nohz_balancer_kick_past_prelude(cpus, cpu, plat);
-        }
-        self.nohz_balancer_kick_sequence(cpus, cpu, plat)
-    }
-
-    /// `Scalable`'s kick past its prelude, out of line, so that the common tick the prelude
-    /// decides saves no registers (ci/guards.sh, T5a: 36 -> 31 instructions).
-    #[inline(never)]
-    fn nohz_balancer_kick_past_prelude<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N> {
-        self.nohz_balancer_kick_sequence(cpus, cpu, plat)
-    }
-
-    /// The body of [`nohz_balancer_kick`](Self::nohz_balancer_kick), in the kernel's order:
-    /// the idle-tick test, the exit, the time checks (seed 000: before the mask), then either
-    /// `out:` or, once balancing is due, the out-of-line rest.
-    #[inline(always)]
-    fn nohz_balancer_kick_sequence<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N> {
         let rq = self.rq(cpu);
+        let line = &*self.nohz.scalars;
         let now = plat.jiffies();
-        let mut flags = NohzFlags::empty();
-
-        // A tick on an idle CPU: no exit, no kick.
-        if rq.idle_balance() {
-            return KickDecision::IdleTick;
-        }
-        // The first busy tick after idle takes this CPU out of the mask.
-        self.nohz_balance_exit_idle(cpus, cpu, plat);
-
-        if P::KICK_DEADLINE {
-            // Scalable: a stale deadline word is refreshed (once per bump), then one load
-            // decides that nothing below can want a kick yet.
-            self.nohz.refresh_kick_deadline_if_stale(now);
-            if self.nohz.kick_deadline_word().not_due(now) {
-                return KickDecision::NoFlags;
-            }
-        }
-        // Legacy (before seed 000): "nobody is tickless" first, before any time check.
-        if !P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus, cpu) {
-            return KickDecision::NobodyTickless;
-        }
-        if self.nohz.has_blocked_load() && now.is_after(self.nohz.next_blocked()) {
-            flags = NohzFlags::STATS;
-        }
-        if !now.is_before(self.nohz.next_balance()) {
-            return self.nohz_balancer_kick_due(cpus, cpu, plat, flags);
-        }
-        // Not due: straight to `out`, which may still kick for STATS / NEXT.
-        self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
+        P::NohzLine::gate(
+            line,
+            rq,
+            move || plat.this_cpu().is_none_or(|me| me == cpu),
+            now,
+            KickDecision::NoFlags,
+            move || {
+                // out: NEXT if an update is wanted, then the kick, if any.
+                macro_rules! out {
+                    ($flags:expr) => {{
+                        let mut flags: NohzFlags = $flags;
+                        if line.needs_update() {
+                            flags |= NohzFlags::NEXT;
+                        }
+                        if flags.is_empty() {
+                            return KickDecision::NoFlags;
+                        }
+                        return KickDecision::Kick {
+                            flags,
+                            outcome: self.kick_ilb(cpus, cpu, flags, plat),
+                        };
+                    }};
+                }
+                let mut flags = NohzFlags::empty();
+                // A tick on an idle CPU: no exit, no kick.
+                if rq.idle_balance() {
+                    return KickDecision::IdleTick;
+                }
+                // The first busy tick after idle takes this CPU out of the mask.
+                self.nohz_balance_exit_idle(cpus, cpu, plat);
+                // Before seed 000: nobody tickless, read first, before any time check.
+                if !P::TIME_CHECKS_FIRST && line.nr_cpus.load(Relaxed) == 0 {
+                    return KickDecision::NobodyTickless;
+                }
+                if line.has_blocked_load() && now.is_after(line.next_blocked()) {
+                    flags = NohzFlags::STATS;
+                }
+                // Not due: straight to `out`, which may still kick for STATS / NEXT.
+                if now.is_before(line.next_balance()) {
+                    out!(flags);
+                }
+                // Balancing is due. What follows runs in a function of its own, so that the
+                // common not-due tick above keeps no register live across a call and saves
+                // none (ci/guards.sh, T5a: 49 -> 45 instructions for Patched).
+                out_of_line(move || {
+                    // Seed 000: the emptiness test after the time checks, and unlikely.
+                    if P::TIME_CHECKS_FIRST && self.nohz.idle_cpus_mask.empty(line, rq, cpus) {
+                        return empty_mask();
+                    }
+                    let balance = NohzFlags::STATS | NohzFlags::BALANCE;
+                    if rq.nr_running() >= 2 {
+                        out!(balance);
+                    }
+                    // rcu_read_lock: the domain facts below are this generation's.
+                    let nr = cpus.nr_cpu_ids();
+                    if rq.has_sched_domain()
+                        && rq.h_nr_runnable() >= 1
+                        && check_cpu_capacity(rq, cpu, plat)
+                    {
+                        out!(balance);
+                    }
+                    if plat.has_asym_packing(cpu)
+                        && self
+                            .nohz
+                            .idle_cpus_mask
+                            .for_each_cpu(line, nr)
+                            .any(|idle| plat.asym_prefers(idle, cpu))
+                    {
+                        out!(balance);
+                    }
+                    if plat.has_asym_cpucapacity(cpu) {
+                        // Asymmetric capacity systems skip the LLC test.
+                        if rq.misfit_task_load() != 0 {
+                            flags = balance;
+                        }
+                        out!(flags);
+                    }
+                    if self
+                        .llc_of(nr, cpu)
+                        .is_some_and(|(busy, _)| busy.load(Relaxed) > 1)
+                    {
+                        flags = balance;
+                    }
+                    out!(flags)
+                })
+            },
+        )
     }
 
-    /// `nohz_balancer_kick` once balancing is due: the mask's emptiness (`Patched`, seed 000:
-    /// the cold case, a return before `out:` that drops STATS and NEXT) and the busy tests,
-    /// then `out:`. Out of line, so that the common not-due tick keeps no register live across
-    /// a call and saves none (ci/guards.sh, T5a: 45 -> 43 instructions).
-    #[inline(never)]
-    fn nohz_balancer_kick_due<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-        mut flags: NohzFlags,
-    ) -> KickDecision<N> {
-        if P::TIME_CHECKS_FIRST && self.nobody_tickless(cpus, cpu) {
-            return nobody_tickless();
-        }
-        if let Some(wanted) = self.busy_reason(cpus, cpu, plat) {
-            flags = wanted;
-        }
-        self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
-    }
-
-    /// `out:` of `nohz_balancer_kick`: NEXT if an update is wanted, then the kick, if any.
-    #[inline(always)]
-    fn nohz_balancer_kick_out<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-        mut flags: NohzFlags,
-    ) -> KickDecision<N> {
-        if self.nohz.needs_update() {
-            flags |= NohzFlags::NEXT;
-        }
-        if flags.is_empty() {
-            return KickDecision::NoFlags;
-        }
-        KickDecision::Kick {
-            flags,
-            outcome: self.kick_ilb(cpus, cpu, flags, plat),
-        }
-    }
-
-    /// "No CPU is tickless": `Legacy` reads `nohz.nr_cpus`, `Patched` tests the mask for
-    /// emptiness (which stops at its first non-empty line). `Sharded`: with `Hint` the
-    /// summary alone (a stale bit answers "someone": the documented divergence); with
-    /// `Validated` the flagged shards' words from `cpu`'s shard on.
-    #[inline]
-    pub(crate) fn nobody_tickless(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
+    /// "Is any CPU tickless?" as `cpu`'s busy tick asks it once balancing is due: `Legacy`
+    /// reads `nohz.nr_cpus`, the others test the idle set for emptiness. Side-effect free; for
+    /// reports and tests.
+    pub(crate) fn anyone_tickless(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
         if P::NR_CPUS_COUNTER {
-            self.nohz.nr_cpus() == 0
-        } else if P::SHARDED {
-            if P::SHARD_HINT {
-                !self.shards().summary_any()
-            } else {
-                let home = self.shard_slot(cpu).map_or(0, |at| at.shard);
-                !self.shards().any_idle_from(home)
-            }
+            self.nohz.nr_cpus() != 0
         } else {
-            self.nohz.idle_cpus_mask.is_empty(cpus.nr_cpu_ids())
+            !self
+                .nohz
+                .idle_cpus_mask
+                .empty(&self.nohz.scalars, self.rq(cpu), cpus)
         }
-    }
-
-    /// The "is balancing worth an IPI" part of `nohz_balancer_kick`, in the kernel's order:
-    /// `STATS | BALANCE` if this CPU runs two or more tasks, lost capacity, an idle CPU is
-    /// preferred by asym packing, the CPU has a misfit task (asymmetric capacity systems skip
-    /// the LLC test), or more than one CPU of its LLC is busy.
-    fn busy_reason<Pl: Platform<N>>(
-        &self,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> Option<NohzFlags> {
-        let rq = self.rq(cpu);
-        let balance = NohzFlags::STATS | NohzFlags::BALANCE;
-        if rq.nr_running() >= 2 {
-            return Some(balance);
-        }
-        if rq.has_sched_domain() && rq.h_nr_runnable() >= 1 && check_cpu_capacity(rq, cpu, plat) {
-            return Some(balance);
-        }
-        if plat.has_asym_packing(cpu) && self.asym_idle_preferred(cpus.nr_cpu_ids(), cpu, plat) {
-            return Some(balance);
-        }
-        if plat.has_asym_cpucapacity(cpu) {
-            return (rq.misfit_task_load() != 0).then_some(balance);
-        }
-        self.llc_of(cpus.nr_cpu_ids(), cpu)
-            .is_some_and(|(busy, _)| busy.load(Relaxed) > 1)
-            .then_some(balance)
-    }
-
-    /// The asym-packing scan of `nohz_balancer_kick`: some registered CPU is preferred over
-    /// `cpu` (ascending ids; `Sharded`: the flagged shards' CPUs, which gating by the summary
-    /// may miss only transiently, O5).
-    fn asym_idle_preferred<Pl: Platform<N>>(
-        &self,
-        nr: crate::cpu::NrCpuIds<N>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> bool {
-        if P::SHARDED {
-            return self
-                .shards()
-                .flagged_cpus()
-                .filter_map(|i| nr.cpu(i).ok())
-                .any(|idle| plat.asym_prefers(idle, cpu));
-        }
-        self.nohz
-            .idle_cpus_mask
-            .iter(nr)
-            .any(|idle| plat.asym_prefers(idle, cpu))
     }
 
     /// `kick_ilb(flags)`: pick an idle CPU and hand it `flags`; send the IPI if this call
@@ -292,17 +219,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             // A rate limiter, not a publication: nothing relies on its order (O4).
             let now = plat.jiffies();
             self.nohz.store_next_balance(now.add(1));
-            if P::KICK_DEADLINE {
-                self.nohz.refresh_kick_deadline(now);
-            }
+            P::NohzLine::moved(&self.nohz.scalars, now);
         }
-        // Only LocalFirst's rotation reads the clock: the kernel's find_new_ilb does not.
-        let now = if P::SHARDED && P::ILB_LOCAL_FIRST {
-            plat.jiffies()
-        } else {
-            crate::jiffies::Jiffies::new(0)
-        };
-        let Some(ilb) = self.find_new_ilb_at(cpus, cpu, now) else {
+        let Some(ilb) = self.find_new_ilb_at(cpus, cpu, || plat.jiffies()) else {
             return KickOutcome::NoIlb;
         };
         let target = self.rq(ilb);
@@ -330,32 +249,25 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// order (`LocalFirst` rotates its start slot with jiffies, taken as 0 here; `kick_ilb`
     /// passes the current jiffies), clearing stale summary bits on the way.
     pub fn find_new_ilb(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> Option<CpuId<N>> {
-        self.find_new_ilb_at(cpus, cpu, crate::jiffies::Jiffies::new(0))
+        self.find_new_ilb_at(cpus, cpu, || crate::jiffies::Jiffies::new(0))
     }
 
-    /// [`find_new_ilb`](Self::find_new_ilb) at jiffies `now` (the rotation of `LocalFirst`).
+    /// [`find_new_ilb`](Self::find_new_ilb) at jiffies `now()` (read only by an idle set
+    /// whose order rotates with time).
     pub(crate) fn find_new_ilb_at(
         &self,
         cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
-        now: crate::jiffies::Jiffies,
+        now: impl FnOnce() -> crate::jiffies::Jiffies,
     ) -> Option<CpuId<N>> {
-        let nr = cpus.nr_cpu_ids();
-        if P::SHARDED {
-            let home = self.shard_slot(cpu).map(|at| at.shard);
-            let found = self
-                .shards()
-                .find(home, P::ILB_LOCAL_FIRST, now.get() % 64, |i| {
-                    nr.cpu(i).is_ok_and(|ilb| {
-                        ilb != cpu && self.housekeeping.test(ilb) && self.rq(ilb).idle_cpu()
-                    })
-                });
-            return found.and_then(|i| nr.cpu(i).ok());
-        }
-        self.nohz
-            .idle_cpus_mask
-            .iter_and(&self.housekeeping, nr)
-            .find(|&ilb| ilb != cpu && self.rq(ilb).idle_cpu())
+        self.nohz.idle_cpus_mask.find_ilb(
+            &self.nohz.scalars,
+            self.rq(cpu),
+            &self.housekeeping,
+            cpus.nr_cpu_ids(),
+            now,
+            |ilb| ilb != cpu && self.rq(ilb).idle_cpu(),
+        )
     }
 }
 
@@ -375,7 +287,7 @@ fn check_cpu_capacity<Pl: Platform<N>, const N: usize>(
 /// unlikely.
 #[cold]
 #[inline(never)]
-fn nobody_tickless<const N: usize>() -> KickDecision<N> {
+fn empty_mask<const N: usize>() -> KickDecision<N> {
     KickDecision::EmptyMask
 }
 

@@ -34,6 +34,7 @@
 //! domain build's per-LLC state).
 
 mod balance;
+pub(crate) mod hooks;
 mod idle;
 mod kick;
 pub mod rq;
@@ -43,7 +44,7 @@ pub use balance::{IlbPass, SCHED_MIGRATION_COST_NS};
 pub use kick::{KickDecision, KickOutcome};
 
 use crate::beyond::kick_deadline::KickDeadline;
-use crate::beyond::sharded::{SUMMARY_WORDS, ShardMapError, ShardSet, ShardSlot, Shards};
+use crate::beyond::sharded::ShardMapError;
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
@@ -57,47 +58,89 @@ use crate::sync::{
 use core::fmt;
 use core::marker::PhantomData;
 use crossbeam_utils::CachePadded;
+use hooks::{IdleCpus, NohzLine};
 use rq::Rq;
 
-/// The `nohz` scalars: one line, as the kernel's struct has them.
+/// Runs `f` in a function of its own: the out-of-line tail of a hot path, whose callers say
+/// what it saves them.
+#[inline(never)]
+pub(crate) fn out_of_line<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// The `nohz` scalars: one line, as the kernel's struct has them. The hooks that stand in for
+/// the beyond-kernel policies keep their words here too (the kick deadline, the shard
+/// summary), so the busy tick still reads one line.
 #[derive(Debug)]
-pub(crate) struct Scalars {
+pub struct Scalars {
     /// `Legacy` only: `atomic_t nr_cpus`, removed by seed 000.
-    nr_cpus: AtomicU32,
-    has_blocked_load: AtomicU32,
-    needs_update: AtomicU32,
-    next_balance: AtomicUsize,
-    next_blocked: AtomicUsize,
+    pub(crate) nr_cpus: AtomicU32,
+    pub(crate) has_blocked_load: AtomicU32,
+    pub(crate) needs_update: AtomicU32,
+    pub(crate) next_balance: AtomicUsize,
+    pub(crate) next_blocked: AtomicUsize,
     /// `Scalable` only: the kick's precomputed not-due deadline and the bumps since it was
     /// computed (see [`KickDeadline`]).
-    kick_deadline: KickDeadline,
+    pub(crate) kick_deadline: KickDeadline,
     /// `Legacy` only: the plain `int sched_clock_irqtime` that shared this line before seed
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
     /// entry and exit).
     pub(crate) legacy_irqtime: AtomicU32,
     /// `Sharded` only: the sticky per-shard summary (bit `s` of word `s / 64`: shard `s` may
-    /// hold a registered CPU; see [`crate::beyond::sharded`]). Set by enterers after their
+    /// hold a registered CPU; see `crate::beyond::sharded`). Set by enterers after their
     /// fence, cleared only by `find_new_ilb`'s GC: never written at idle-transition rate.
-    summary: [AtomicU64; SUMMARY_WORDS],
+    pub(crate) summary: [AtomicU64; crate::beyond::sharded::SUMMARY_WORDS],
     /// `Sharded` only: the shards in use (written at init and by `set_shard_map` only).
-    nr_shards: AtomicU32,
+    pub(crate) nr_shards: AtomicU32,
 }
 
-/// The `nohz` global of fair.c: the idle mask on lines of its own, the scalars on a line of
-/// their own.
+impl Scalars {
+    /// `nohz.has_blocked_load`.
+    #[inline(always)]
+    pub(crate) fn has_blocked_load(&self) -> bool {
+        self.has_blocked_load.load(Relaxed) != 0
+    }
+
+    /// `nohz.needs_update`.
+    #[inline(always)]
+    pub(crate) fn needs_update(&self) -> bool {
+        self.needs_update.load(Relaxed) != 0
+    }
+
+    /// `nohz.next_balance`.
+    #[inline(always)]
+    pub(crate) fn next_balance(&self) -> Jiffies {
+        Jiffies::new(self.next_balance.load(Relaxed))
+    }
+
+    /// `nohz.next_blocked`.
+    #[inline(always)]
+    pub(crate) fn next_blocked(&self) -> Jiffies {
+        Jiffies::new(self.next_blocked.load(Relaxed))
+    }
+}
+
+/// The `nohz` global of fair.c: the idle set (`nohz.idle_cpus_mask`: the policy's, see
+/// `IdleCpus`) on lines of its own, the scalars on a line of their own.
 #[doc(alias = "nohz")]
 #[derive(Debug)]
-pub struct Nohz<const W: usize> {
-    idle_cpus_mask: CpuMask<W>,
+pub struct Nohz<P: Policy, const W: usize> {
+    idle_cpus_mask: P::IdleCpus<W>,
     pub(crate) scalars: CachePadded<Scalars>,
 }
 
-impl<const W: usize> Nohz<W> {
+impl<P: Policy, const W: usize> Nohz<P, W> {
     crate::maybe_const_fn! {
         /// Empty mask, flags clear, deadlines zero (`init` sets them to `jiffies`).
         pub fn new() -> Self {
             Nohz {
-                idle_cpus_mask: CpuMask::new(),
+                idle_cpus_mask: {
+                    #[cfg(not(nohz_loom))]
+                    let set = <P::IdleCpus<W> as IdleCpus<W>>::EMPTY;
+                    #[cfg(nohz_loom)]
+                    let set = <P::IdleCpus<W> as IdleCpus<W>>::new_empty();
+                    set
+                },
                 scalars: CachePadded::new(Scalars {
                     nr_cpus: AtomicU32::new(0),
                     has_blocked_load: AtomicU32::new(0),
@@ -106,42 +149,45 @@ impl<const W: usize> Nohz<W> {
                     next_blocked: AtomicUsize::new(0),
                     kick_deadline: KickDeadline::new(),
                     legacy_irqtime: AtomicU32::new(0),
-                    summary: crate::sync::atomic_array!(AtomicU64::new(0); SUMMARY_WORDS),
+                    summary: crate::sync::atomic_array!(
+                        AtomicU64::new(0); crate::beyond::sharded::SUMMARY_WORDS
+                    ),
                     nr_shards: AtomicU32::new(0),
                 }),
             }
         }
     }
 
-    /// `nohz.idle_cpus_mask`: CPUs idle with the tick stopped and registered for balancing. A
-    /// hint: consumers re-check `idle_cpu()`.
+    /// `nohz.idle_cpus_mask`: CPUs idle with the tick stopped and registered for balancing
+    /// (the policy's idle set: `Sharded` keeps its shards here). A hint: consumers re-check
+    /// `idle_cpu()`.
     #[inline]
-    pub fn idle_cpus_mask(&self) -> &CpuMask<W> {
+    pub fn idle_cpus_mask(&self) -> &P::IdleCpus<W> {
         &self.idle_cpus_mask
     }
 
     /// `nohz.has_blocked_load`: some idle CPU may still have undecayed blocked load.
     #[inline]
     pub fn has_blocked_load(&self) -> bool {
-        self.scalars.has_blocked_load.load(Relaxed) != 0
+        self.scalars.has_blocked_load()
     }
 
     /// `nohz.needs_update`: a CPU joined the mask; `nohz.next_balance` must be recomputed.
     #[inline]
     pub fn needs_update(&self) -> bool {
-        self.scalars.needs_update.load(Relaxed) != 0
+        self.scalars.needs_update()
     }
 
     /// `nohz.next_balance`: the earliest time an idle CPU needs periodic balancing.
     #[inline]
     pub fn next_balance(&self) -> Jiffies {
-        Jiffies::new(self.scalars.next_balance.load(Relaxed))
+        self.scalars.next_balance()
     }
 
     /// `nohz.next_blocked`: when the next blocked-load refresh is due.
     #[inline]
     pub fn next_blocked(&self) -> Jiffies {
-        Jiffies::new(self.scalars.next_blocked.load(Relaxed))
+        self.scalars.next_blocked()
     }
 
     /// `nohz.nr_cpus` (`Legacy` only; always 0 under `Patched`, which has no counter).
@@ -156,68 +202,14 @@ impl<const W: usize> Nohz<W> {
         self.scalars.kick_deadline.get()
     }
 
-    /// The deadline `now`'s kick would fold from the scalars: now while `needs_update` is
-    /// set, else `next_blocked + 1` while `has_blocked_load` is set and that is earlier, else
-    /// `next_balance`.
-    fn deadline_from_scalars(&self, now: Jiffies) -> Jiffies {
-        if self.needs_update() {
-            return now;
-        }
-        let balance = self.next_balance();
-        let blocked = self.next_blocked().add(1);
-        if self.has_blocked_load() && blocked.is_before(balance) {
-            blocked
-        } else {
-            balance
-        }
-    }
-
-    /// Refreshes a stale kick deadline at `now`, unless someone else did first.
-    pub(crate) fn refresh_kick_deadline_if_stale(&self, now: Jiffies) {
-        self.scalars
-            .kick_deadline
-            .refresh(true, || self.deadline_from_scalars(now));
-    }
-
-    /// Recomputes the kick deadline at `now`, giving way to any bump that lands meanwhile.
-    pub(crate) fn refresh_kick_deadline(&self, now: Jiffies) {
-        self.scalars
-            .kick_deadline
-            .refresh(false, || self.deadline_from_scalars(now));
-    }
-
-    /// Test rigs only (feature `testing`): stores `nohz.next_balance` and, for the
-    /// kick-deadline policies, recomputes the deadline at `now`. The `Hint` comparator of
-    /// `tests/model` resynchronises a `Sharded` machine with this after each counted
-    /// divergence (an extra kick attempt that moved `next_balance`).
+    /// Test rigs only (feature `testing`): stores `nohz.next_balance` and tells the policy's
+    /// not-due gate. The `Hint` comparator of `tests/model` resynchronises a `Sharded` machine
+    /// with this after each counted divergence (an extra kick attempt that moved
+    /// `next_balance`).
     #[cfg(feature = "testing")]
     pub fn set_next_balance_for_tests(&self, at: Jiffies, now: Jiffies) {
         self.store_next_balance(at);
-        self.refresh_kick_deadline(now);
-    }
-
-    /// The kick deadline word.
-    #[inline(always)]
-    pub(crate) fn kick_deadline_word(&self) -> &KickDeadline {
-        &self.scalars.kick_deadline
-    }
-
-    /// `nohz.has_blocked_load = 1` from `nohz_balance_enter_idle`: a blind store, or under
-    /// `P::READ_BEFORE_WRITE` a load and a store only if it was 0 (spec §6 O7). Returns whether
-    /// it stored; under `P::KICK_DEADLINE` the caller then bumps the kick deadline (a STATS
-    /// kick may now be due from `next_blocked + 1` on), once for both flags.
-    #[inline]
-    fn raise_has_blocked_load<P: Policy>(&self) -> bool {
-        raise_flag::<P>(&self.scalars.has_blocked_load)
-    }
-
-    /// `nohz.needs_update = 1` from `nohz_balance_enter_idle`, as [`Self::raise_has_blocked_load`] (a NEXT
-    /// kick is due at once). A CPU that reads 1 stores nothing: whoever stored that 1 bumps
-    /// the deadline before its `nohz_balance_enter_idle` returns, and if an ILB pass cleared it meanwhile,
-    /// that pass's scan sees this CPU (O7).
-    #[inline]
-    fn raise_needs_update<P: Policy>(&self) -> bool {
-        raise_flag::<P>(&self.scalars.needs_update)
+        P::NohzLine::moved(&self.scalars, now);
     }
 
     #[inline]
@@ -238,18 +230,7 @@ impl<const W: usize> Nohz<W> {
     }
 }
 
-/// Sets a `nohz` flag to 1 from `nohz_balance_enter_idle`: a blind store, or under `P::READ_BEFORE_WRITE`
-/// a store only if it reads 0. Returns whether it stored.
-#[inline(always)]
-fn raise_flag<P: Policy>(flag: &AtomicU32) -> bool {
-    let store = !P::READ_BEFORE_WRITE || flag.load(Relaxed) == 0;
-    if store {
-        flag.store(1, Relaxed);
-    }
-    store
-}
-
-impl<const W: usize> Default for Nohz<W> {
+impl<P: Policy, const W: usize> Default for Nohz<P, W> {
     #[inline]
     fn default() -> Self {
         Self::new()
@@ -308,7 +289,7 @@ impl core::error::Error for TopologyError {}
 #[derive(Debug)]
 pub struct Fair<P: Policy, const N: usize, const W: usize> {
     housekeeping: CpuMask<W>,
-    nohz: Nohz<W>,
+    nohz: Nohz<P, W>,
     rqs: PerCpu<Rq, N>,
     llcs: PerCpu<LlcShared, N>,
     /// The domain generation: bumped by every rebuild; its low bit names the current copy of
@@ -316,8 +297,6 @@ pub struct Fair<P: Policy, const N: usize, const W: usize> {
     domains_gen: CachePadded<AtomicU32>,
     /// `sched_asym_cpucapacity`: on while some CPU has an asymmetric-capacity domain.
     sched_asym_cpucapacity: StaticKey,
-    /// `Sharded` only: the shard words and tables (zero bytes for a flat policy).
-    shards: P::Shards,
     _policy: PhantomData<P>,
 }
 
@@ -338,13 +317,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 ),
                 domains_gen: CachePadded::new(AtomicU32::new(0)),
                 sched_asym_cpucapacity: StaticKey::new_false(),
-                shards: {
-                    #[cfg(not(nohz_loom))]
-                    let shards = <P::Shards as ShardSet>::EMPTY;
-                    #[cfg(nohz_loom)]
-                    let shards = <P::Shards as ShardSet>::empty();
-                    shards
-                },
                 _policy: PhantomData,
             }
         }
@@ -367,18 +339,14 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         }
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);
-        if P::KICK_DEADLINE {
-            self.nohz.refresh_kick_deadline(now);
-        }
+        P::NohzLine::moved(&self.nohz.scalars, now);
         // Nothing runs yet: the first generation needs no grace period.
         self.publish_topology(cpus, nr, plat);
-        if P::SHARDED {
-            // check_topology accepted this map before boot, and no CPU is registered yet, so
-            // this cannot be refused.
-            let _ = self.build_shards(nr, |c| {
-                <P::Layout as crate::beyond::sharded::ShardLayout>::place(plat, c)
-            });
-        }
+        // The idle set's own layout (Sharded's shards): check_topology accepted it before
+        // boot, and no CPU is registered yet.
+        self.nohz
+            .idle_cpus_mask
+            .boot(&self.nohz.scalars, &self.rqs, nr, plat);
     }
 
     /// `cpu_rq(cpu)`.
@@ -387,9 +355,15 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         self.rqs.get(cpu)
     }
 
+    /// Every CPU's runqueue.
+    #[inline(always)]
+    pub(crate) fn rqs(&self) -> &PerCpu<Rq, N> {
+        &self.rqs
+    }
+
     /// The `nohz` global.
     #[inline]
-    pub fn nohz(&self) -> &Nohz<W> {
+    pub fn nohz(&self) -> &Nohz<P, W> {
         &self.nohz
     }
 
@@ -442,112 +416,17 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         self.sched_asym_cpucapacity.unlikely()
     }
 
-    /// The sharded idle set (`Sharded`; empty for a flat policy).
-    #[inline(always)]
-    pub(crate) fn shards(&self) -> Shards<'_> {
-        Shards {
-            words: self.shards.words(),
-            tables: self.shards.tables(),
-            summary: &self.nohz.scalars.summary,
-            nr_shards: &self.nohz.scalars.nr_shards,
-        }
-    }
-
-    /// `cpu`'s shard and slot (`Sharded`, once the map is built).
-    #[inline(always)]
-    pub fn shard_slot(&self, cpu: CpuId<N>) -> Option<ShardSlot> {
-        self.rq(cpu).shard_slot()
-    }
-
-    /// `cpu` is registered as idle: its bit in `nohz.idle_cpus_mask`, or under `Sharded` in
-    /// its shard word.
+    /// `cpu` is registered as idle: `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` (under
+    /// `Sharded`, its bit in its shard's word).
     #[inline]
     pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
-        if P::SHARDED {
-            self.shard_slot(cpu)
-                .is_some_and(|at| self.shards().test(at))
-        } else {
-            self.nohz.idle_cpus_mask.test(cpu)
-        }
+        self.nohz.idle_cpus_mask.test_cpu(self.rq(cpu), cpu)
     }
 
     /// The registered CPUs, ascending ids for a flat policy, shards and slots ascending under
     /// `Sharded` (the same order with contiguous shards). Not a snapshot: each word is read
     /// as the walk reaches it.
     pub fn nohz_idle_cpus(&self, nr: NrCpuIds<N>) -> impl Iterator<Item = CpuId<N>> + '_ {
-        let flat = (!P::SHARDED).then(|| self.nohz.idle_cpus_mask.iter(nr));
-        let sharded =
-            P::SHARDED.then(|| self.shards().all_cpus().filter_map(move |i| nr.cpu(i).ok()));
-        flat.into_iter()
-            .flatten()
-            .chain(sharded.into_iter().flatten())
-    }
-
-    /// The shards in use and the summary's flagged shards, for tests and reports
-    /// (`Sharded`; 0 shards for a flat policy).
-    pub fn nr_shards(&self) -> usize {
-        if P::SHARDED { self.shards().nr() } else { 0 }
-    }
-
-    /// Shard `s` is flagged in the summary (`Sharded`).
-    pub fn shard_flagged(&self, s: usize) -> bool {
-        P::SHARDED && s < self.nr_shards() && self.shards().flagged(s)
-    }
-
-    /// Shard `s`'s idle word (`Sharded`; 0 out of range).
-    pub fn shard_word(&self, s: usize) -> u64 {
-        if s < self.nr_shards() {
-            self.shards.words()[s].load(Relaxed)
-        } else {
-            0
-        }
-    }
-
-    /// Shard `s`'s members, slots ascending (`Sharded`).
-    pub fn shard_members(&self, nr: NrCpuIds<N>, s: usize) -> impl Iterator<Item = CpuId<N>> + '_ {
-        let s = if s < self.nr_shards() { s } else { usize::MAX };
-        self.shards().members(s).filter_map(move |i| nr.cpu(i).ok())
-    }
-
-    /// The shards the policy's `S` provides (0 for a flat policy).
-    #[inline]
-    pub(crate) fn shard_capacity(&self) -> usize {
-        self.shards.words().len()
-    }
-
-    /// Builds the shard map from `place` (the layout's placement, or an explicit map):
-    /// refused, changing nothing, if it does not fit the policy's `S` shards of at most 64
-    /// CPUs, or while any CPU is registered (shards never change while a CPU is registered).
-    /// The caller guarantees that no CPU enters idle meanwhile (boot, or all CPUs quiesced).
-    pub(crate) fn build_shards(
-        &self,
-        nr: NrCpuIds<N>,
-        place: impl Fn(CpuId<N>) -> crate::beyond::sharded::Placement,
-    ) -> Result<(), ShardMapError> {
-        if !P::SHARDED || nr.get() == 0 {
-            return Err(ShardMapError::NotSharded);
-        }
-        if let Some(cpu) = nr
-            .iter()
-            .find(|&c| self.rq(c).nohz_tick_stopped() || self.nohz_idle_test(c))
-        {
-            return Err(ShardMapError::CpuRegistered { cpu: cpu.index() });
-        }
-        let view = self.shards();
-        let cap = self.shards.words().len();
-        crate::beyond::sharded::plan(nr, cap, &place, |_, _| {})?;
-        view.reset_tables();
-        for rq in self.rqs.iter(nr).map(|(_, rq)| rq) {
-            rq.set_shard_slot(None);
-        }
-        let n = crate::beyond::sharded::plan(nr, cap, &place, |cpu, at| {
-            view.put(cpu.index(), at);
-            self.rq(cpu).set_shard_slot(Some(at));
-        })?;
-        for w in &self.nohz.scalars.summary {
-            w.store(0, Relaxed);
-        }
-        self.nohz.scalars.nr_shards.store(n as u32, Relaxed);
-        Ok(())
+        self.nohz.idle_cpus_mask.registered(&self.nohz.scalars, nr)
     }
 }

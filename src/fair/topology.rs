@@ -5,9 +5,9 @@
 //! C source: `kernel/sched/topology.c` (`build_sched_domains`, `partition_sched_domains`, `sd_llc`, `sd_llc_shared`, `sched_asym_cpucapacity`).
 
 use super::{Fair, TopologyError};
-use crate::beyond::sharded::ShardLayout;
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::cpus::Cpus;
+use crate::fair::hooks::IdleCpus;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::sync::{Ordering::Relaxed, SCHED_DOMAINS_PUBLISH};
@@ -27,25 +27,16 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         Ok(())
     }
 
-    /// Every CPU's LLC leader names itself and is not above the CPU; under `Sharded`, before
-    /// the shard map is first built (at init), the map the policy's layout builds from this
-    /// topology fits its shards (rebuilds leave the shards alone).
+    /// Every CPU's LLC leader names itself and is not above the CPU, and the idle set's own
+    /// layout of it fits (`Sharded`, before its shard map is first built at init; rebuilds
+    /// leave the shards alone).
     pub(crate) fn check_topology<Pl: Platform<N>>(
         &self,
         nr: NrCpuIds<N>,
         plat: &Pl,
     ) -> Result<(), TopologyError> {
         self.check_llc_leaders(nr, plat)?;
-        if P::SHARDED && self.nr_shards() == 0 {
-            crate::beyond::sharded::plan(
-                nr,
-                self.shard_capacity(),
-                |c| <P::Layout as ShardLayout>::place(plat, c),
-                |_, _| {},
-            )
-            .map_err(TopologyError::Shards)?;
-        }
-        Ok(())
+        self.nohz.idle_cpus_mask.check(&self.nohz.scalars, nr, plat)
     }
 
     /// Every CPU's LLC leader names itself and is not above the CPU.

@@ -110,12 +110,12 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
         m.sched_cpu_deactivate(c2, &*p).unwrap();
         deactivated.store(true, Ordering::Release);
         assert!(
-            !m.nohz().idle_cpus_mask().test(c2),
+            !m.nohz_idle_test(c2),
             "hotplug: CPU 2 is in the idle mask after its deactivation returned"
         );
         let kicked = kicker.join().unwrap();
         assert!(
-            !m.nohz().idle_cpus_mask().test(c2),
+            !m.nohz_idle_test(c2),
             "hotplug: CPU 2 registered again after its deactivation"
         );
         // The CPU dies: a kick still queued runs its handler now.

@@ -97,12 +97,7 @@ pub fn enter_exit_against_kick<P: Policy>(observe: Ordering) -> crate::Explored 
                 );
             }
         }
-        let mask: Vec<usize> = m
-            .nohz()
-            .idle_cpus_mask()
-            .iter(nr)
-            .map(|c| c.index())
-            .collect();
+        let mask: Vec<usize> = m.nohz_idle_cpus().map(|c| c.index()).collect();
         assert_eq!(mask, [1], "O5: the idle mask lost an update");
         assert_eq!(
             m.llc_nr_busy_cpus(kicker),

@@ -62,7 +62,7 @@ pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
         // visits it) instead of keeping nohz.has_blocked_load at 1 for CPU 1's sake: the O1
         // check below would be vacuous otherwise.
         p.clock().advance(1);
-        assert!(!m.nohz().idle_cpus_mask().test(full));
+        assert!(!m.nohz_idle_test(full));
 
         let t = {
             let (m, p) = (m.clone(), p.clone());
@@ -82,7 +82,7 @@ pub fn nohz_full_cpu_goes_idle<P: Policy>(pass: IdlePass) -> crate::Explored {
         m.nohz_idle_balance_pass(ilb, NohzFlags::STATS | NohzFlags::NEXT, &*p);
         t.join().unwrap();
 
-        assert!(m.nohz().idle_cpus_mask().test(full), "{INVISIBLE}");
+        assert!(m.nohz_idle_test(full), "{INVISIBLE}");
         assert!(m.rq(full).nohz_tick_stopped());
         // O1/O2 on this path: the racing pass visited CPU 2, or the flags make the next one.
         let visited = p.events().contains(&Event::RqClock { by: ilb, cpu: full });
