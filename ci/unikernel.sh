@@ -18,12 +18,7 @@ case "$which" in
         ;;
 esac
 cargo build --release --quiet
-# The glue, counted as the issue counts it: the lines that implement the crate's traits
-# (platform.rs's impl blocks) and the lines that call its entry points (glue.rs); comments and
-# blank lines aside.
-impls=$(awk '/^impl/ { f = 1 } f && !/^[[:space:]]*(\/\/|$)/ { n++ } f && /^}/ { f = 0 } END { print n + 0 }' src/platform.rs)
-calls=$(grep -cE 'k\.0\.|m\.[a-z_]+\(' src/glue.rs)
-echo "unikernel glue: $impls trait-impl lines + $calls entry-point call lines = $((impls + calls))"
+echo "unikernel glue: $(../ci/unikernel-glue.sh) lines (platform.rs and glue.rs, ci/unikernel-glue.sh)"
 kernel=target/x86_64-unknown-linux-gnu/release/nohz-unikernel
 cpus=4
 failed=0
