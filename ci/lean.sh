@@ -30,7 +30,7 @@ for f in glob.glob("src/**/*.rs", recursive=True):
                 depth += lines[j].count("{") - lines[j].count("}")
                 if depth == 0 and j > i:
                     break
-                if not hidden and re.match(r"^\s{4}pub (const )?fn ", lines[j]):
+                if not hidden and re.match(r"^\s{4,8}pub (const )?fn ", lines[j]):
                     before = " ".join(lines[max(i, j - 6):j])
                     if "doc(hidden)" not in before.split("///")[-1] and 'cfg(feature = "testing")' not in before.split("///")[-1]:
                         n += 1

@@ -130,6 +130,7 @@ impl<const N: usize> IrqTimes<N> {
         }
     }
 
+    #[cfg(feature = "testing")]
     /// The `sched_clock_irqtime` key itself (`Patched`).
     #[inline]
     pub fn sched_clock_irqtime(&self) -> &crate::StaticKey {
@@ -182,6 +183,7 @@ impl<const N: usize> IrqTimes<N> {
         }
     }
 
+    #[cfg(feature = "testing")]
     /// `sched_clock_init_late()`'s irqtime part (a late initcall, so it may sleep): a clock
     /// found unstable before this point will never run the unstable-clock work, so irqtime is
     /// disabled here.
@@ -198,6 +200,7 @@ impl<const N: usize> IrqTimes<N> {
         }
     }
 
+    #[cfg(feature = "testing")]
     /// `__sched_clock_work()`'s irqtime part: the work item queued when a stable sched_clock
     /// is declared unstable (process context) disables irqtime.
     #[doc(alias = "__sched_clock_work")]

@@ -4,20 +4,19 @@
 //! # Getting started
 //!
 //! A kernel declares one [`Machine`] as a `static`, implements the [`platform`] traits for a
-//! type of its own (fifteen methods have no default), and calls the entry points of the
-//! driver layer ([`embed`]) from its interrupt handlers, scheduler and idle loop:
+//! type of its own (fifteen methods have no default), and calls the machine's entry points
+//! from its interrupt handlers, scheduler and idle loop:
 //!
 //! | when | on which CPU, in which context | call |
 //! |---|---|---|
-//! | boot | the boot CPU, before anything else uses the machine | [`Machine::init`], then NO_HZ_FULL CPUs out of [`Machine::housekeeping`] into [`Machine::nohz_full`], and [`Machine::enable_sched_clock_irqtime`] if irq time is accounted |
+//! | boot | the boot CPU, before anything else uses the machine | [`Machine::init`], then [`Machine::tick_nohz_full_setup`] for the NO_HZ_FULL CPUs, and [`Machine::enable_sched_clock_irqtime`] if irq time is accounted |
 //! | a CPU's timer is set up (every CPU, the boot CPU too, and a CPU coming back) | that CPU, IRQs off | [`Machine::cpu_starting`] |
 //! | the sched timer's interrupt | that CPU, IRQs off | [`Machine::timer_interrupt`] |
 //! | the nohz kick IPI | the kicked CPU, IRQs off | [`Machine::kick_interrupt`] |
 //! | any other interrupt | first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
-//! | a task is queued, dequeued or moved | any CPU, under the kernel's run-queue lock | [`Machine::update_nr_running`] (the kick looks at both counts; a NO_HZ_FULL CPU's tick dependency follows them) |
-//! | the running task changes | that CPU | [`Rq::set_curr_is_idle`] (true when it switches to its idle task), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
+//! | a task is queued, dequeued or moved; the CPU switches to or from its idle task | any CPU, under the kernel's run-queue lock | [`Machine::update_rq`] (the counts and the idle task together; a NO_HZ_FULL CPU's tick dependency follows them), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
-//! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | that CPU | [`TickSched::tick_dep_set_cpu`] / [`TickSched::tick_dep_clear_cpu`], then [`Machine::tick_nohz_full_update_tick`] |
+//! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | any CPU | [`Machine::tick_dep_set_cpu`] / [`Machine::tick_dep_clear_cpu`] |
 //! | taking a CPU down | its hotplug thread (may sleep), then the CPU itself in stop-machine | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`] |
 //! | bringing it back | the CPU itself, then its hotplug thread | [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |
 //!
@@ -33,16 +32,16 @@
 //! ```
 //! use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 //! use nohz::platform::*;
-//! use nohz::{CpuId, Jiffies, JiffiesCell, Machine, Patched, PerCpu, per_cpu};
+//! use nohz::{CpuId, Jiffies, Machine, Patched, PerCpu, RqFacts, Timekeeper, per_cpu};
 //!
 //! const NR_CPUS: usize = 8;
 //! type Cpu = CpuId<NR_CPUS>;
 //!
 //! static MACHINE: nohz::machine!(Patched, NR_CPUS) = Machine::new();
-//! // The kernel's side: time, jiffies, and per-CPU flags and timers.
+//! // The kernel's side: the clock, jiffies (from the crate's timekeeper), per-CPU flags and
+//! // timers.
 //! static NOW: AtomicU64 = AtomicU64::new(0);
-//! static JIFFIES: JiffiesCell = JiffiesCell::new(Jiffies::initial(1000));
-//! static LAST_UPDATE: AtomicU64 = AtomicU64::new(0);
+//! static TIME: Timekeeper<1000> = Timekeeper::new();
 //! static CURRENT: AtomicUsize = AtomicUsize::new(0);
 //! static NEED_RESCHED: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
 //! static TIMER: PerCpu<AtomicU64, NR_CPUS> = per_cpu![AtomicU64::new(0)];
@@ -54,7 +53,7 @@
 //!
 //! impl Clock for Kernel {
 //!     fn jiffies(&self) -> Jiffies {
-//!         JIFFIES.get()
+//!         TIME.jiffies()
 //!     }
 //! }
 //! impl CpuState<NR_CPUS> for Kernel {
@@ -81,7 +80,7 @@
 //! impl Balance<NR_CPUS> for Kernel {
 //!     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
 //!         BALANCED.fetch_add(1, Relaxed); // a real kernel pulls tasks here
-//!         JIFFIES.get().add(4)
+//!         TIME.jiffies().add(4)
 //!     }
 //!     fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
 //!         NewidleOutcome { pulled_task: false, next_balance: None }
@@ -92,13 +91,10 @@
 //!         NOW.load(Relaxed)
 //!     }
 //!     fn jiffies_update(&self) -> (Jiffies, u64) {
-//!         (JIFFIES.get(), LAST_UPDATE.load(Relaxed))
+//!         TIME.jiffies_update()
 //!     }
 //!     fn update_jiffies(&self, now: u64) {
-//!         let (period, last) = (tick_nsec(Self::HZ), LAST_UPDATE.load(Relaxed));
-//!         let ticks = now.saturating_sub(last) / period;
-//!         JIFFIES.advance(ticks as usize);
-//!         LAST_UPDATE.store(last + ticks * period, Relaxed);
+//!         TIME.update(now);
 //!     }
 //!     fn program_tick(&self, cpu: Cpu, expires: u64) {
 //!         TIMER.get(cpu).store(expires, Relaxed);
@@ -116,7 +112,7 @@
 //!     fn cpuidle_enter(&self, cpu: Cpu) {
 //!         let cpu0 = MACHINE.cpu(0).unwrap();
 //!         NOW.store(TIMER.get(cpu0).load(Relaxed), Relaxed);
-//!         on(cpu0, || MACHINE.timer_interrupt(cpu0, &Kernel));
+//!         assert!(on(cpu0, || MACHINE.timer_interrupt(cpu0, &Kernel)).ran());
 //!         if KICK_IPI.get(cpu).swap(false, Relaxed) {
 //!             MACHINE.kick_interrupt(cpu, &Kernel);
 //!             NEED_RESCHED.get(cpu).store(true, Relaxed); // say the balance pulled a task
@@ -138,8 +134,7 @@
 //! on(cpu0, || MACHINE.cpu_starting(cpu0, &Kernel));
 //! on(cpu1, || MACHINE.cpu_starting(cpu1, &Kernel));
 //! // CPU 0 runs one task with another queued.
-//! MACHINE.rq(cpu0).set_curr_is_idle(false);
-//! on(cpu0, || MACHINE.update_nr_running(cpu0, 2, 2, &Kernel));
+//! on(cpu0, || MACHINE.update_rq(cpu0, RqFacts::tasks(2), &Kernel));
 //! // CPU 1 has nothing to run: newidle finds nothing, so it idles.
 //! on(cpu1, || {
 //!     assert!(!MACHINE.sched_balance_newidle(cpu1, &Kernel));
@@ -148,7 +143,7 @@
 //! // It stopped its tick and registered; CPU 0's tick kicked it; its IPI ran the idle
 //! // balance, which balanced on behalf of the idle CPUs.
 //! assert!(MACHINE.tick_sched(cpu1).idle_sleeps() >= 1);
-//! assert!(MACHINE.nohz().idle_cpus_mask().test(cpu1));
+//! assert!(MACHINE.nohz_idle_test(cpu1));
 //! assert!(BALANCED.load(Relaxed) >= 1);
 //! assert_eq!(MACHINE.warnings().total(nr), 0);
 //! ```
@@ -182,30 +177,29 @@
 //!
 //! # How it is built
 //!
-//! - **The primitives.** [`CpuId`] (checked against its machine's `nr_cpu_ids`, so in a
-//!   kernel an invalid CPU is unrepresentable: [`cpu`] says exactly what holds) and [`PerCpu`] (one cache-padded slot per CPU); [`CpuMask`] (an atomic
-//!   bitmap whose scans are shaped for cache lines); [`Jiffies`] (wrap-safe time);
-//!   [`StaticKey`] (a count on a line of its own); [`Warnings`] (the kernel's `WARN_ON`,
-//!   counted instead of printed).
+//! - **The embedding contract** is what this page lists: [`Machine`]'s entry points, the
+//!   [`platform`] traits a kernel implements, and the types they mention. Everything else is
+//!   internal.
+//! - **The kernel paths** mirror one kernel file each, so a reader holding the C finds the
+//!   Rust from the C name ([`c_names`] is the whole table): `src/fair/` (fair.c's NOHZ part
+//!   and topology.c's per-LLC state), `src/sched_core/` (core.c's scheduler-tick tail, the
+//!   csd handler, the hotplug steps), `src/tick_sched/` (tick-sched.c), `src/idle.rs`
+//!   (idle.c's `do_idle`), `src/irqtime.rs` (cputime.c's irq time), and `src/embed/` (the
+//!   kernel's order around them: irq entry and exit, the timer and IPI interrupts).
+//! - **Policies** choose the kernel version at compile time, at zero cost ([`Policy`]). The
+//!   seeds' own diffs are inline in the kernel paths; what the kernel does not have
+//!   ([`Scalable`], `Sharded`) enters them through two hooks, the idle set and the `nohz` line,
+//!   and lives in `src/beyond/`.
 //! - **One source of atomics.** Every atomic and fence comes from [`sync`]. Every ordering
 //!   stronger than `Relaxed` is a named [`sync::Site`] that says what it pairs with and what it
 //!   forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one to prove
 //!   it is needed.
-//! - **Policies** ([`policy`]) choose the kernel version at compile time, at zero cost.
-//! - **Platform traits** ([`platform`]): the kernel answers a few narrow questions (time, CPU
-//!   state, topology) and performs the actions the crate decides on (IPIs, softirqs, balance
-//!   passes). Host implementations for tests ship under the `testing` feature.
-//!
-//! # The rooms
-//!
-//! Each module mirrors one kernel file, so a reader who knows the kernel finds the code from
-//! the C name: [`fair`] (kernel/sched/fair.c's NOHZ part, and topology.c's per-LLC state),
-//! [`sched_core`] (core.c's scheduler-tick tail, the csd handler and the hotplug steps),
-//! [`tick_sched`] (kernel/time/tick-sched.c), [`idle`] (kernel/sched/idle.c), [`irqtime`]
-//! (cputime.c's irq time), [`beyond`] (what the kernel does not have), and the primitives
-//! ([`cpu`], [`cpus`], [`cpumask`], [`jiffies`], [`static_key`], [`warn`], [`sync`]).
-//! [`Machine`] owns all of them, is the list of entry points, and nothing imports it back.
-//!
+//! - **The primitives**: [`CpuId`] (checked against its machine's `nr_cpu_ids`, so in a
+//!   kernel an invalid CPU is unrepresentable), [`PerCpu`] (one cache-padded slot per CPU),
+//!   [`CpuMask`] (an atomic bitmap whose scans are shaped for cache lines), [`Jiffies`]
+//!   (wrap-safe time), [`StaticKey`] (a count on a line of its own), [`Warnings`] (the
+//!   kernel's `WARN_ON`, counted instead of printed).
+
 //! # Footprint
 //!
 //! A machine is one `static`; every field of a fresh machine is zero, so it lands in `.bss`
@@ -246,51 +240,146 @@ compile_error!(
 #[cfg(all(nohz_loom, not(feature = "loom")))]
 compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p loom-tests`");
 
-#[cfg(any(nohz_loom, nohz_probe, nohz_linecount))]
+#[cfg(any(nohz_loom, nohz_probe, nohz_linecount, test))]
 extern crate std;
 
 mod base;
 pub mod beyond;
 pub mod c_names {
     #![doc = include_str!("c_names.md")]
+    // The C names of the internal functions the table lists, so the docs' search finds this page.
+    #![doc(alias(
+        "msecs_to_jiffies",
+        "MAX_JIFFY_OFFSET",
+        "LOAD_AVG_PERIOD",
+        "cpu_active",
+        "cpu_active_mask",
+        "set_cpu_active",
+        "cpu_online",
+        "cpu_online_mask",
+        "set_cpu_online",
+        "nohz",
+        "idle_cpus_mask",
+        "has_blocked_load",
+        "needs_update",
+        "next_balance",
+        "next_blocked",
+        "nr_cpus",
+        "housekeeping_cpumask",
+        "sched_asym_cpucapacity",
+        "sched_asym_cpucap_active",
+        "nohz_balance_enter_idle",
+        "nohz_balance_exit_idle",
+        "set_cpu_sd_state_idle",
+        "set_cpu_sd_state_busy",
+        "sched_tick",
+        "sched_balance_trigger",
+        "nohz_balancer_kick",
+        "check_cpu_capacity",
+        "kick_ilb",
+        "find_new_ilb",
+        "nohz_csd_func",
+        "nohz_idle_balance",
+        "_nohz_idle_balance",
+        "update_nohz_stats",
+        "sched_balance_update_blocked_averages",
+        "__sched_balance_update_blocked_averages",
+        "update_blocked_load_status",
+        "nohz_newidle_balance",
+        "nohz_run_idle_balance",
+        "tick_nohz_cpu_hotpluggable",
+        "local_softirq_pending",
+        "tick_nohz_tick_stopped",
+        "tick_nohz_tick_stopped_cpu",
+        "tick_do_timer_cpu",
+        "tick_nohz_full_mask",
+        "tick_nohz_full_cpu",
+        "tick_nohz_idle_enter",
+        "tick_nohz_idle_exit",
+        "tick_nohz_start_idle",
+        "tick_nohz_stop_idle",
+        "tick_nohz_account_idle_time",
+        "tick_nohz_next_event",
+        "tick_nohz_stop_tick",
+        "tick_nohz_idle_stop_tick",
+        "tick_nohz_idle_retain_tick",
+        "tick_nohz_get_sleep_length",
+        "tick_nohz_idle_restart_tick",
+        "tick_nohz_restart_sched_tick",
+        "tick_nohz_irq_enter",
+        "tick_nohz_irq_exit",
+        "can_stop_idle_tick",
+        "report_idle_softirq",
+        "can_stop_full_tick",
+        "tick_nohz_full_stop_tick",
+        "__tick_nohz_full_update_tick",
+        "tick_nohz_full_update_tick",
+        "tick_nohz_handler",
+        "tick_sched_timer",
+        "tick_sched_do_timer",
+        "tick_sched_handle",
+        "do_idle",
+        "cpuidle_idle_call",
+        "sched_clock_irqtime",
+        "irqtime_enabled",
+        "sched_clock_init_late",
+        "__sched_clock_work",
+        "irqtime_account_irq",
+    ))]
     // What the table's links name. It names internal items too: those are plain code.
     #[allow(unused_imports)]
-    use crate::jiffies::{LOAD_AVG_PERIOD_MS, MAX_JIFFY_OFFSET};
-    #[allow(unused_imports)]
-    use crate::platform::{Balance, Clock, IdleHooks, Topology};
+    use crate::platform::{Balance, Clock, IdleHooks, TickHardware, Topology};
     #[allow(unused_imports)]
     use crate::*;
 }
-pub mod embed;
-pub mod fair;
-pub mod idle;
-pub mod irqtime;
+mod embed;
+mod fair;
+mod idle;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod internals;
+mod irqtime;
 mod machine;
 pub mod platform;
-pub mod policy;
-pub mod sched_core;
-#[cfg(feature = "testing")]
-pub mod testing;
-pub mod tick_sched;
+mod policy;
+mod sched_core;
+mod tick_sched;
 
-pub use base::{cpu, cpumask, cpus, jiffies, static_key, sync, warn};
+pub use base::sync;
+pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
+#[cfg(feature = "sharded")]
 pub use beyond::sharded::Sharded;
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
-pub use fair::rq::{NohzFlags, Rq};
-pub use fair::{IlbPass, KickDecision, KickOutcome, Nohz, SCHED_MIGRATION_COST_NS, TopologyError};
+pub use embed::TimerTick;
+pub use fair::rq::{NohzFlags, Rq, RqFacts};
+pub use fair::{KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS, TopologyError};
 pub use idle::IdleExit;
-pub use irqtime::{IrqContext, IrqTime};
-pub use jiffies::{Jiffies, JiffiesCell};
+pub use irqtime::IrqTime;
+pub use jiffies::{Jiffies, JiffiesCell, Timekeeper};
 pub use machine::{InitError, Machine};
 pub use platform::Platform;
 pub use policy::{Legacy, Patched, Policy, Scalable};
 pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};
-pub use tick_sched::{TICK_DEP_SCHED, TickSched, TsFlags};
-pub use warn::{WarnSink, Warning, Warnings};
+pub use tick_sched::{NohzFullError, TICK_DEP_SCHED, TickSched, TsFlags};
+pub use warn::{WarnAt, WarnSink, Warning, Warnings};
+
+// What only test rigs need (feature `testing`, hidden from the docs).
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use fair::rq::AtomicNohzFlags;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use fair::{IlbPass, Nohz};
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use irqtime::IrqContext;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use jiffies::{LOAD_AVG_PERIOD_MS, MAX_JIFFY_OFFSET, msecs_to_jiffies};
 
 /// Mask words for a machine of capacity `cpus` CPUs (`NR_CPUS`): one 64-bit word per 64 CPUs,
 /// rounded up. Stable Rust cannot compute an array length from a generic parameter, so the
@@ -364,6 +453,8 @@ mod layout {
     const_assert_eq!(align_of::<StaticKey>(), LINE);
     const_assert_eq!(size_of::<JiffiesCell>(), LINE);
     const_assert_eq!(align_of::<JiffiesCell>(), LINE);
+    const_assert_eq!(size_of::<Timekeeper<1000>>(), LINE);
+    const_assert_eq!(align_of::<Timekeeper<1000>>(), LINE);
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -154,7 +154,7 @@ pub trait Ipi<const N: usize> {
 /// Softirqs.
 ///
 /// The crate keeps each CPU's `SCHED_SOFTIRQ` pending bit itself
-/// ([`Machine::sched_softirq_pending`](crate::Machine::sched_softirq_pending)):
+/// (its bit of `local_softirq_pending()`):
 /// [`Machine::irq_exit`](crate::Machine::irq_exit) runs the softirq when it is set, and the idle
 /// path's pending-softirq check (`can_stop_idle_tick`) adds it to
 /// [`TickHardware::local_softirq_pending`]'s bits, as the kernel's `local_softirq_pending()`
@@ -336,7 +336,7 @@ pub trait Balance<const N: usize> {
     /// load. So it no longer matters whether the platform still holds the lock when the crate
     /// clears. The outcome is the kernel's, except that a set landing during the decay, whose
     /// load the decay saw and found gone, keeps the flag one pass longer (one extra decay,
-    /// never a lost one). Details in [`crate::fair::rq`].
+    /// never a lost one). Details in `src/fair/rq.rs`.
     ///
     /// **Without load tracking.** A kernel that keeps no decaying averages (no PELT) has no
     /// blocked load: the default answers `false`, so each CPU's flag clears at its first

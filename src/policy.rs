@@ -85,7 +85,7 @@ pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
     /// Beyond the kernel (`Scalable`, `Sharded`), descriptive: the not-due test of
     /// `nohz_balancer_kick` reads one precomputed word, `nohz.kick_deadline`, instead of
     /// `has_blocked_load`, `next_blocked`, `next_balance` and `needs_update` (see
-    /// [`Nohz::kick_deadline`](crate::Nohz::kick_deadline)).
+    /// `src/beyond/kick_deadline.rs`).
     const KICK_DEADLINE: bool;
 
     /// Beyond the kernel (`Sharded`), descriptive: the idle set is split into shards with a

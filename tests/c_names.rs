@@ -195,6 +195,7 @@ fn has_member(body: &str, name: &str) -> bool {
         let field = l
             .strip_prefix("pub(crate) ")
             .or_else(|| l.strip_prefix("pub "))
+            .or_else(|| l.strip_prefix("testing "))
             .and_then(|rest| rest.strip_prefix(name))
             .is_some_and(|rest| rest.starts_with(':'));
         field
@@ -343,7 +344,10 @@ fn every_rust_item_in_the_table_exists() {
     let missing: Vec<String> = rows(&table())
         .iter()
         .flat_map(|(_, rust)| spans(rust))
-        .filter(|span| span.chars().any(char::is_alphabetic) && !span.contains(' '))
+        // Source paths (`src/idle.rs`) say where an internal item lives; they are no items.
+        .filter(|span| {
+            span.chars().any(char::is_alphabetic) && !span.contains(' ') && !span.contains('/')
+        })
         .filter(|span| !src.resolves(span))
         .map(str::to_string)
         .collect();

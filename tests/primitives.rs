@@ -1,8 +1,8 @@
 //! Property tests of the primitives against plain sequential models (a `BTreeSet` for the mask,
 //! 128-bit integers for jiffies, an `i64` and the kernel's warning rules for static keys).
 
-use nohz::jiffies::{MAX_JIFFY_OFFSET, msecs_to_jiffies};
 use nohz::{CpuMask, Jiffies, NrCpuIds, StaticKey, StaticKeyError, Warning, Warnings};
+use nohz::{MAX_JIFFY_OFFSET, msecs_to_jiffies};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::num::NonZeroU32;

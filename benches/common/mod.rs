@@ -8,8 +8,8 @@
 //! `lto = "fat"` the compiler may otherwise split an aligned object into separate globals or
 //! constant-fold atomics it never sees written.
 
-use nohz::testing::{HostPlatform, World};
 use nohz::{CachePadded, CpuId, CpuMask, Jiffies, NrCpuIds, Policy, StaticKey};
+use nohz_testing::{HostPlatform, World};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -38,7 +38,7 @@ pub const START: usize = 1000;
 /// domain, so no CPU keeps a busy count: a pair is the mask bit set and cleared, the O1 fence
 /// and the policy's flag upkeep.
 pub struct Rig<P: Policy> {
-    /// The machine (the shared test rig's, `nohz::testing::World`).
+    /// The machine (the shared test rig's, `nohz_testing::World`).
     pub m: Arc<BenchMachine<P>>,
     /// Its recording platform (only read on the paths benched: `this_cpu` stays unset, so the
     /// on-CPU check reads one word and never warns).

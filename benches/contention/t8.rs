@@ -63,11 +63,11 @@ use crate::transfer::{self, PingPong};
 use crate::{BATCH_PAIRS, BATCH_WORKED, Round, pairs_on_cpu1, timed_pairs};
 use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
 use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_SHARD_GC_FENCE};
-use nohz::testing::{HostPlatform, World};
 use nohz::{CachePadded, CpuId, Jiffies, Policy, Scalable, Sharded};
 use nohz_stress::measure::{
     Churn, Interleaved, InterleavedMany, Pacing, Session, churn, median, work,
 };
+use nohz_testing::{HostPlatform, World};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

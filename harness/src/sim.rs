@@ -62,11 +62,11 @@ pub enum Plant {
     #[default]
     None,
     /// The hotplug fix reverted: deactivation clears the active bit after the grace period
-    /// (`nohz::testing::sched_cpu_deactivate_old_order`), so the dying CPU's idle loop
+    /// (`nohz_testing::sched_cpu_deactivate_old_order`), so the dying CPU's idle loop
     /// re-registers it.
     HotplugOrder,
     /// The nohz kick's handler consumes the kick bits but never frees the csd
-    /// (`nohz::testing::nohz_csd_ipi_without_release`).
+    /// (`nohz_testing::nohz_csd_ipi_without_release`).
     CsdLeak,
     /// The ILB pass's fence (`nohz.ilb.clear_fence`) removed at run time; probe builds only
     /// (`--cfg nohz_probe`), the caller holds the weakening.
@@ -556,7 +556,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
         self.sync_rq(i, 0, false);
         c.deactivating.store(true, Relaxed);
         let refused = if self.plant == Plant::HotplugOrder {
-            nohz::testing::sched_cpu_deactivate_old_order(&self.m, cpu, self).is_err()
+            nohz_testing::sched_cpu_deactivate_old_order(&self.m, cpu, self).is_err()
         } else {
             self.m.sched_cpu_deactivate(cpu, self).is_err()
         };
@@ -787,7 +787,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 }
                 let ran = if self.plant == Plant::CsdLeak {
                     self.m.irq_enter(cpu, self);
-                    let ran = nohz::testing::nohz_csd_ipi_without_release(&self.m, cpu, self);
+                    let ran = nohz_testing::nohz_csd_ipi_without_release(&self.m, cpu, self);
                     self.m.irq_exit(cpu, self);
                     ran
                 } else {
@@ -816,7 +816,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 } else if tick {
                     // A one-shot timer fires once; the handler re-arms a periodic tick.
                     c.tick_armed.store(false, Relaxed);
-                    self.m.timer_interrupt(cpu, self);
+                    let _ = self.m.timer_interrupt(cpu, self);
                 }
                 if registered && !self.m.rq(cpu).nohz_tick_stopped() {
                     // Its first busy tick took it out of the idle mask: one transition.

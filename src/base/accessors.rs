@@ -55,6 +55,89 @@ impl Relaxed for crate::jiffies::Jiffies {
 /// ```
 macro_rules! relaxed_accessors {
     () => {};
+    // A getter and a setter the crate uses itself and test rigs call too (`testing_pub!`).
+    (
+        $(#[$gm:meta])*
+        testing $get:ident: $ty:ty = $($field:ident).+; => testing $set:ident;
+        $($rest:tt)*
+    ) => {
+        $crate::base::accessors::testing_pub! {
+            $(#[$gm])*
+            #[inline(always)]
+            fn $get(&self) -> $ty {
+                <$ty as $crate::base::accessors::Relaxed>::from_raw(
+                    self.$($field).+.load($crate::sync::Ordering::Relaxed),
+                )
+            }
+        }
+        $crate::base::accessors::testing_pub! {
+            #[doc = concat!("Sets [`", stringify!($get), "`](Self::", stringify!($get), ").")]
+            #[inline(always)]
+            fn $set(&self, value: $ty) {
+                self.$($field).+.store(
+                    <$ty as $crate::base::accessors::Relaxed>::into_raw(value),
+                    $crate::sync::Ordering::Relaxed,
+                );
+            }
+        }
+        $crate::base::accessors::relaxed_accessors! { $($rest)* }
+    };
+    (
+        $(#[$gm:meta])*
+        $gvis:vis $get:ident: $ty:ty = $($field:ident).+; => testing $set:ident;
+        $($rest:tt)*
+    ) => {
+        $crate::base::accessors::relaxed_accessors! {
+            $(#[$gm])*
+            $gvis $get: $ty = $($field).+;
+        }
+        $crate::base::accessors::testing_pub! {
+            #[doc = concat!("Sets [`", stringify!($get), "`](Self::", stringify!($get), ").")]
+            #[inline(always)]
+            fn $set(&self, value: $ty) {
+                self.$($field).+.store(
+                    <$ty as $crate::base::accessors::Relaxed>::into_raw(value),
+                    $crate::sync::Ordering::Relaxed,
+                );
+            }
+        }
+        $crate::base::accessors::relaxed_accessors! { $($rest)* }
+    };
+    (
+        $(#[$gm:meta])*
+        testing $get:ident: $ty:ty = $($field:ident).+; => $svis:vis $set:ident;
+        $($rest:tt)*
+    ) => {
+        $crate::base::accessors::relaxed_accessors! {
+            $(#[$gm])*
+            testing $get: $ty = $($field).+;
+        }
+        #[doc = concat!("Sets [`", stringify!($get), "`](Self::", stringify!($get), ").")]
+        #[inline(always)]
+        $svis fn $set(&self, value: $ty) {
+            self.$($field).+.store(
+                <$ty as $crate::base::accessors::Relaxed>::into_raw(value),
+                $crate::sync::Ordering::Relaxed,
+            );
+        }
+        $crate::base::accessors::relaxed_accessors! { $($rest)* }
+    };
+    (
+        $(#[$gm:meta])*
+        testing $get:ident: $ty:ty = $($field:ident).+;
+        $($rest:tt)*
+    ) => {
+        $crate::base::accessors::testing_pub! {
+            $(#[$gm])*
+            #[inline(always)]
+            fn $get(&self) -> $ty {
+                <$ty as $crate::base::accessors::Relaxed>::from_raw(
+                    self.$($field).+.load($crate::sync::Ordering::Relaxed),
+                )
+            }
+        }
+        $crate::base::accessors::relaxed_accessors! { $($rest)* }
+    };
     (
         $(#[$gm:meta])*
         $gvis:vis $get:ident: $ty:ty = $($field:ident).+; => $svis:vis $set:ident;
@@ -90,3 +173,20 @@ macro_rules! relaxed_accessors {
     };
 }
 pub(crate) use relaxed_accessors;
+
+/// A function the crate uses itself that test rigs call too: with the `testing` feature it is
+/// `pub` and hidden from the docs (not part of the embedding API), without it `pub(crate)`.
+/// One definition, one doc comment.
+macro_rules! testing_pub {
+    ($(#[$m:meta])* fn $name:ident $($rest:tt)*) => {
+        #[cfg(feature = "testing")]
+        #[doc(hidden)]
+        $(#[$m])*
+        pub fn $name $($rest)*
+        #[cfg(not(feature = "testing"))]
+        #[allow(dead_code)]
+        $(#[$m])*
+        pub(crate) fn $name $($rest)*
+    };
+}
+pub(crate) use testing_pub;

@@ -164,9 +164,25 @@ impl<const N: usize> NrCpuIds<N> {
     }
 }
 
-/// A CPU's id: below the capacity `N` and below the `nr_cpu_ids` it was checked against,
-/// which outside the `testing` feature is always a machine's (see the [module](self) docs for
-/// exactly what holds with several machines).
+/// A CPU's id: below the capacity `N` and below the `nr_cpu_ids` it was checked against.
+///
+/// Made only through [`CpuId::new`] / [`NrCpuIds::cpu`], which fail unless the index is below
+/// the count they are given, or by the crate's own scans, which stop at `nr_cpu_ids`. Outside
+/// the `testing` feature the only source of an [`NrCpuIds<N>`] is a machine
+/// ([`Machine::init`](crate::Machine::init) returns its count,
+/// [`Machine::nr_cpu_ids`](crate::Machine::nr_cpu_ids) reads it), so:
+///
+/// - every `CpuId<N>` is below `N`: indexing a `PerCpu<T, N>` with it never goes out of
+///   bounds;
+/// - in a kernel, which has one machine of capacity `N`, every `CpuId<N>` is below that
+///   machine's `nr_cpu_ids`.
+///
+/// With several machines of one capacity (tests, the harness), an id of the larger used with
+/// the smaller still indexes in bounds; there it is neither online nor active, so its paths do
+/// what they do for an inactive CPU (idle entry returns at once, the balance trigger does
+/// nothing), the ILB choice never picks it, and a path that must run on its own CPU counts
+/// [`Warning::WrongCpu`](crate::Warning) when the platform's
+/// [`this_cpu`](crate::platform::CpuState::this_cpu) answers from its own machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CpuId<const N: usize>(u32);
 

@@ -16,7 +16,7 @@
 //! `HZ` is the platform's associated constant ([`Clock::HZ`](crate::platform::Clock::HZ),
 //! default 1000).
 
-use crate::sync::{AtomicUsize, Ordering::Relaxed};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use core::fmt;
 use core::num::NonZeroU32;
 use crossbeam_utils::CachePadded;
@@ -156,9 +156,124 @@ impl JiffiesCell {
     }
 }
 
+/// A jiffies timekeeper driven by the monotonic clock, for a kernel that has no jiffies of its
+/// own: the three jiffies methods of the platform answer from it
+/// ([`Clock::jiffies`](crate::platform::Clock::jiffies) is [`jiffies`](Self::jiffies),
+/// [`TickHardware::jiffies_update`](crate::platform::TickHardware::jiffies_update) is
+/// [`jiffies_update`](Self::jiffies_update),
+/// [`TickHardware::update_jiffies`](crate::platform::TickHardware::update_jiffies) is
+/// [`update`](Self::update)), and it keeps them in the agreement the platform owes.
+///
+/// It keeps one word, the time of the last jiffies update (`last_jiffies_update`), always on
+/// the grid of `TICK_NSEC` periods from time 0; jiffies are `INITIAL_JIFFIES` plus the periods
+/// it has counted, so the counter and its update time are read together in one load, and no
+/// reader ever sees one without the other. [`update`](Self::update) moves the word on by the
+/// whole periods elapsed with a compare-exchange, so two CPUs catching jiffies up at once
+/// (the timekeeper's tick, and a CPU whose stopped tick an interrupt ends) advance it once.
+/// Every access is `Relaxed`: jiffies are a racy read in the kernel too (`READ_ONCE`), and no
+/// data is published through them.
+///
+/// ```
+/// use nohz::{Jiffies, Timekeeper};
+/// static TIME: Timekeeper<1000> = Timekeeper::new();
+/// assert_eq!(TIME.jiffies(), Jiffies::initial(1000));
+/// TIME.update(2_500_000); // 2.5 ms: two whole 1 ms periods
+/// assert_eq!(TIME.jiffies_update(), (Jiffies::initial(1000).add(2), 2_000_000));
+/// ```
+#[derive(Debug)]
+pub struct Timekeeper<const HZ: u32> {
+    last_update: CachePadded<AtomicU64>,
+}
+
+impl<const HZ: u32> Timekeeper<HZ> {
+    /// `TICK_NSEC` at this `HZ`; a zero `HZ` fails the build where it is used.
+    const PERIOD: u64 = {
+        assert!(HZ != 0, "Timekeeper<HZ> needs a non-zero HZ");
+        crate::platform::tick_nsec(HZ)
+    };
+
+    crate::maybe_const_fn! {
+        /// Jiffies at `INITIAL_JIFFIES`, last updated at time 0.
+        pub fn new() -> Self {
+            Timekeeper {
+                last_update: CachePadded::new(AtomicU64::new(0)),
+            }
+        }
+    }
+
+    /// Jiffies as of the last update at `last`.
+    #[inline(always)]
+    fn jiffies_at(last: u64) -> Jiffies {
+        Jiffies::initial(HZ).add((last / Self::PERIOD) as usize)
+    }
+
+    /// `READ_ONCE(jiffies)`, from any CPU in any context.
+    #[inline]
+    pub fn jiffies(&self) -> Jiffies {
+        Self::jiffies_at(self.last_update.load(Relaxed))
+    }
+
+    /// `get_jiffies_update()`: jiffies and the time of their last update, read together.
+    #[doc(alias = "get_jiffies_update")]
+    #[inline]
+    pub fn jiffies_update(&self) -> (Jiffies, u64) {
+        let last = self.last_update.load(Relaxed);
+        (Self::jiffies_at(last), last)
+    }
+
+    /// `tick_do_update_jiffies64(now)`: catch jiffies up to `now` (nanoseconds of the
+    /// monotonic clock): if at least one period passed since the last update, jiffies advance
+    /// by the whole periods passed. From any CPU with interrupts off; a call finding nothing
+    /// to do returns after one load.
+    #[doc(alias = "tick_do_update_jiffies64")]
+    #[inline]
+    pub fn update(&self, now: u64) {
+        let mut last = self.last_update.load(Relaxed);
+        while now >= last.saturating_add(Self::PERIOD) {
+            let next = last + (now - last) / Self::PERIOD * Self::PERIOD;
+            match self
+                .last_update
+                .compare_exchange(last, next, Relaxed, Relaxed)
+            {
+                Ok(_) => return,
+                Err(seen) => last = seen,
+            }
+        }
+    }
+}
+
+impl<const HZ: u32> Default for Timekeeper<HZ> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[cfg(all(test, not(nohz_loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_timekeeper_counts_whole_periods_once() {
+        let tk = Timekeeper::<250>::new();
+        let start = Jiffies::initial(250);
+        assert_eq!(tk.jiffies_update(), (start, 0));
+        tk.update(3_999_999);
+        assert_eq!(tk.jiffies(), start, "less than one 4 ms period");
+        tk.update(9_000_000);
+        assert_eq!(tk.jiffies_update(), (start.add(2), 8_000_000));
+        tk.update(8_500_000);
+        assert_eq!(
+            tk.jiffies(),
+            start.add(2),
+            "an earlier time changes nothing"
+        );
+        tk.update(u64::MAX);
+        let (j, last) = tk.jiffies_update();
+        assert_eq!(last % 4_000_000, 0, "on the grid");
+        assert_eq!(j, start.add((u64::MAX / 4_000_000) as usize));
+        tk.update(u64::MAX);
+        assert_eq!(tk.jiffies_update(), (j, last), "nothing left to count");
+    }
 
     const HZ1000: NonZeroU32 = NonZeroU32::new(1000).unwrap();
 

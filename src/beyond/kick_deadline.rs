@@ -65,6 +65,7 @@ impl KickDeadline {
         }
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The deadline, or `None` while it is stale (a writer made the kick due sooner since it
     /// was last computed).
     pub fn get(&self) -> Option<Jiffies> {

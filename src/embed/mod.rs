@@ -21,23 +21,52 @@
 //! | the sched timer's interrupt | [`Machine::timer_interrupt`] |
 //! | the nohz kick IPI | [`Machine::kick_interrupt`] |
 //! | any other interrupt: first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
-//! | the run queue's counts change | [`Machine::update_nr_running`] |
+//! | the run queue changes (a task queued, dequeued, moved; a switch to or from idle) | [`Machine::update_rq`] |
 //! | the scheduler, about to run the idle task | [`Machine::sched_balance_newidle`] |
 //! | the idle task's loop | [`Machine::do_idle`] |
 //! | taking a CPU down / bringing it back | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`], then [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |
 //!
-//! Everything else on [`Machine`] is the lower level these are made of, public for kernels
-//! that already have their own interrupt and softirq plumbing and for tests.
+//! The lower-level paths these are made of (the tick-sched and fair.c functions one by one)
+//! are internal: a kernel that calls the entry points cannot get their order wrong.
 
 use crate::cpu::CpuId;
 use crate::fair::KickDecision;
-use crate::fair::rq::NohzFlags;
+use crate::fair::rq::{NohzFlags, RqFacts};
 use crate::irqtime::IrqContext;
 use crate::machine::Machine;
-use crate::platform::{TickPlatform, tick_nsec};
+use crate::platform::{KTIME_MAX, TickPlatform, tick_nsec};
 use crate::policy::Policy;
 use crate::tick_sched::TICK_DEP_SCHED;
 use crate::tick_sched::forward;
+
+/// What one sched timer interrupt did ([`Machine::timer_interrupt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "the kernel's own per-tick work runs only when the tick ran"]
+pub enum TimerTick<const N: usize> {
+    /// The timer had not expired (an early interrupt, re-armed for the same expiry) or was
+    /// cancelled: no tick ran.
+    NotDue,
+    /// The tick ran, with the balance trigger's decision (`None` when the trigger did not get
+    /// as far as deciding: no balance due, or the CPU is idle).
+    Ran(Option<KickDecision<N>>),
+}
+
+impl<const N: usize> TimerTick<N> {
+    /// Whether the tick ran.
+    #[inline]
+    pub fn ran(self) -> bool {
+        matches!(self, TimerTick::Ran(_))
+    }
+
+    /// The balance trigger's decision, if the tick ran and got that far.
+    #[inline]
+    pub fn kick(self) -> Option<KickDecision<N>> {
+        match self {
+            TimerTick::Ran(kick) => kick,
+            TimerTick::NotDue => None,
+        }
+    }
+}
 
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `set_cpu_online(cpu, true)` and the tick's switch to NO_HZ mode on `cpu`
@@ -56,61 +85,98 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[doc(alias = "set_cpu_online")]
     pub fn cpu_starting<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.cpus.set_online(cpu, true);
-        self.tick_nohz_activate(cpu, true);
+        self.ticks.tick_nohz_activate(cpu, true);
         let (_, last_update) = plat.jiffies_update();
         let first = forward(last_update, plat.ktime_get(), tick_nsec(Pl::HZ));
         plat.program_tick(cpu, first);
     }
 
-    /// The scheduler changed `cpu`'s run-queue counts (`add_nr_running` / `sub_nr_running`:
-    /// a task queued, dequeued, or moved by a balance): publishes `rq->nr_running` and the
-    /// fair class's `h_nr_runnable` (the kick looks at both), then
-    /// [`sched_update_tick_dependency`](Self::sched_update_tick_dependency). Call it under
-    /// the lock that guards the kernel's own run queue, on any CPU.
+    /// The scheduler changed `cpu`'s run queue: a task was queued, dequeued or moved
+    /// (`add_nr_running` / `sub_nr_running`), or the CPU switched between a task and its
+    /// idle task (`__schedule`). Publishes the facts the kick and `idle_cpu()` read, together,
+    /// then the scheduler's tick dependency of a NO_HZ_FULL CPU
+    /// (`sched_update_tick_dependency`: its tick is needed while more than one task is
+    /// runnable).
+    ///
+    /// Call it under the lock that guards the kernel's own run queue, on any CPU, every time
+    /// one of the three facts changes. If the facts go stale, the crate balances for the run
+    /// queue it sees: a CPU that never says it runs a task looks idle to every kick and
+    /// `idle_cpu()` test (no balance is ever due for it), and one that never says it went idle
+    /// is never chosen as the idle load balancer.
+    ///
+    /// On `cpu` itself (the platform's [`this_cpu`](crate::platform::CpuState::this_cpu)) a
+    /// NO_HZ_FULL tick stops or restarts at once; from another CPU only the dependency bit
+    /// changes, and the interrupt that tells `cpu` about its new task (a reschedule IPI,
+    /// through [`irq_enter`](Self::irq_enter) and [`irq_exit`](Self::irq_exit)) makes it look
+    /// again on its way out, as the kernel's `tick_nohz_full_kick_cpu` does.
     #[doc(alias = "add_nr_running")]
     #[doc(alias = "sub_nr_running")]
+    #[doc(alias = "sched_update_tick_dependency")]
     #[inline]
-    pub fn update_nr_running<Pl: TickPlatform<N>>(
-        &self,
-        cpu: CpuId<N>,
-        nr_running: u32,
-        h_nr_runnable: u32,
-        plat: &Pl,
-    ) {
+    pub fn update_rq<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, facts: RqFacts, plat: &Pl) {
         let rq = self.rq(cpu);
-        rq.set_nr_running(nr_running);
-        rq.set_h_nr_runnable(h_nr_runnable);
+        rq.set_nr_running(facts.nr_running);
+        rq.set_h_nr_runnable(facts.h_nr_runnable);
+        rq.set_curr_is_idle(facts.curr_is_idle);
         self.sched_update_tick_dependency(cpu, plat);
     }
 
-    /// `sched_update_tick_dependency(rq)`: a NO_HZ_FULL `cpu` needs its tick while more than
-    /// one task is runnable there (`sched_can_stop_tick` for a machine of fair tasks: one task
-    /// runs to completion without a tick, two need it to share the CPU), so the
-    /// [`TICK_DEP_SCHED`](crate::TICK_DEP_SCHED) bit of its `tick_sched` follows
-    /// [`Rq::nr_running`](crate::Rq::nr_running). Nothing for a housekeeping CPU.
-    ///
-    /// On `cpu` itself the tick stops or restarts at once
-    /// ([`tick_nohz_full_update_tick`](Self::tick_nohz_full_update_tick)). From another CPU
-    /// only the bit changes: the interrupt that tells `cpu` about its new task (a reschedule
-    /// IPI, through [`irq_enter`](Self::irq_enter) and [`irq_exit`](Self::irq_exit)) makes it
-    /// look again on its way out, as the kernel's `tick_nohz_full_kick_cpu` does.
+    crate::base::accessors::testing_pub! {
+        /// `sched_update_tick_dependency(rq)`: a NO_HZ_FULL `cpu` needs its tick while more than
+        /// one task is runnable there (`sched_can_stop_tick` for a machine of fair tasks: one task
+        /// runs to completion without a tick, two need it to share the CPU), so the
+        /// [`TICK_DEP_SCHED`](crate::TICK_DEP_SCHED) bit of its `tick_sched` follows
+        /// [`Rq::nr_running`](crate::Rq::nr_running). Nothing for a housekeeping CPU.
+        #[inline]
+        fn sched_update_tick_dependency<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
+            if !self.ticks.tick_nohz_full_cpu(cpu) {
+                return;
+            }
+            let ts = self.tick_sched(cpu);
+            let needs = self.rq(cpu).nr_running() > 1;
+            if needs == (ts.tick_dep_mask() & TICK_DEP_SCHED != 0) {
+                return;
+            }
+            if needs {
+                ts.tick_dep_set_cpu(TICK_DEP_SCHED);
+            } else {
+                ts.tick_dep_clear_cpu(TICK_DEP_SCHED);
+            }
+            self.tick_dep_changed(cpu, plat);
+        }
+    }
+
+    /// `tick_dep_set_cpu(cpu, bits)`: something on `cpu` needs its tick (a POSIX CPU timer,
+    /// perf, RCU: the kernel's `TICK_DEP_BIT_*`, as [`TICK_DEP_SCHED`](crate::TICK_DEP_SCHED)-style
+    /// bits), from any CPU with interrupts off. A NO_HZ_FULL `cpu` whose tick is stopped
+    /// restarts it: at once on `cpu` itself (the platform's
+    /// [`this_cpu`](crate::platform::CpuState::this_cpu)); from another CPU at `cpu`'s next
+    /// interrupt exit, so send it an interrupt (the kernel's `tick_nohz_full_kick_cpu`).
+    /// Nothing to do for a housekeeping CPU, whose tick runs whenever it runs a task.
     #[inline]
-    pub fn sched_update_tick_dependency<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        if !self.tick_nohz_full_cpu(cpu) {
-            return;
+    pub fn tick_dep_set_cpu<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, bits: u32, plat: &Pl) {
+        self.tick_sched(cpu).tick_dep_set_cpu(bits);
+        if self.ticks.tick_nohz_full_cpu(cpu) {
+            self.tick_dep_changed(cpu, plat);
         }
-        let ts = self.tick_sched(cpu);
-        let needs = self.rq(cpu).nr_running() > 1;
-        if needs == (ts.tick_dep_mask() & TICK_DEP_SCHED != 0) {
-            return;
+    }
+
+    /// `tick_dep_clear_cpu(cpu, bits)`: the dependency is gone; a NO_HZ_FULL `cpu` may stop
+    /// its tick again, on the same terms as [`tick_dep_set_cpu`](Self::tick_dep_set_cpu).
+    #[inline]
+    pub fn tick_dep_clear_cpu<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, bits: u32, plat: &Pl) {
+        self.tick_sched(cpu).tick_dep_clear_cpu(bits);
+        if self.ticks.tick_nohz_full_cpu(cpu) {
+            self.tick_dep_changed(cpu, plat);
         }
-        if needs {
-            ts.tick_dep_set_cpu(TICK_DEP_SCHED);
-        } else {
-            ts.tick_dep_clear_cpu(TICK_DEP_SCHED);
-        }
+    }
+
+    /// A NO_HZ_FULL `cpu`'s dependencies changed: on `cpu` itself its tick is re-evaluated at
+    /// once (`tick_nohz_full_update_tick`); elsewhere at its next interrupt exit.
+    #[inline]
+    fn tick_dep_changed<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         if plat.this_cpu().is_none_or(|me| me == cpu) {
-            self.tick_nohz_full_update_tick(cpu, plat);
+            self.ticks.tick_nohz_full_update_tick(&self.cpus, cpu, plat);
         }
     }
 
@@ -120,13 +186,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline(always)]
     fn account_irq_time<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, ended: IrqContext, plat: &Pl) {
         if self.irqtime_enabled() {
-            self.irqtime_account_irq(cpu, ended, plat.ktime_get());
+            self.irqtime
+                .irqtime_account_irq(&self.fair, cpu, ended, plat.ktime_get());
         }
     }
 
     /// `irq_enter()` on `cpu`: the first thing every interrupt handler does, with interrupts
     /// off. The time since the last accounting call goes to the interrupted task
-    /// (`irqtime_account_irq` with [`IrqContext::Task`], at
+    /// (`irqtime_account_irq` with `IrqContext::Task`, at
     /// [`ktime_get`](crate::platform::TickHardware::ktime_get)), then `tick_irq_enter`: an
     /// idle or tickless CPU pauses idle-time accounting and, with its tick stopped, catches
     /// jiffies up before the handler reads them.
@@ -138,12 +205,12 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline]
     pub fn irq_enter<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.account_irq_time(cpu, IrqContext::Task, plat);
-        self.tick_nohz_irq_enter(cpu, plat);
+        self.ticks.tick_nohz_irq_enter(cpu, plat);
     }
 
     /// `irq_exit()` on `cpu`: the last thing every interrupt handler does, with interrupts
     /// off. The handler's time is accounted as hardirq time; then, if `SCHED_SOFTIRQ` was
-    /// raised ([`sched_softirq_pending`](Self::sched_softirq_pending)), the softirq runs
+    /// raised (its bit in `local_softirq_pending()`), the softirq runs
     /// (`invoke_softirq`: [`sched_balance_softirq`](Self::sched_balance_softirq), accounted as
     /// softirq time); last, `tick_irq_exit`: on a CPU idle without a reschedule pending, or a
     /// NO_HZ_FULL one, `tick_nohz_irq_exit` resumes idle-time accounting or lets a NO_HZ_FULL
@@ -158,43 +225,58 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline]
     pub fn irq_exit<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.account_irq_time(cpu, IrqContext::Hardirq, plat);
-        if self.sched_softirq_pending(cpu) {
+        if self.rq(cpu).sched_softirq_pending() {
             self.sched_balance_softirq(cpu, plat);
             let softirq = IrqContext::Softirq {
                 in_ksoftirqd: false,
             };
             self.account_irq_time(cpu, softirq, plat);
         }
-        if (self.rq(cpu).idle_cpu() && !plat.need_resched(cpu)) || self.tick_nohz_full_cpu(cpu) {
-            self.tick_nohz_irq_exit(cpu, plat);
+        if (self.rq(cpu).idle_cpu() && !plat.need_resched(cpu))
+            || self.ticks.tick_nohz_full_cpu(cpu)
+        {
+            self.ticks.tick_nohz_irq_exit(&self.cpus, cpu, plat);
         }
     }
 
     /// The whole interrupt of `cpu`'s sched timer (programmed through
     /// [`TickHardware::program_tick`](crate::platform::TickHardware::program_tick)), with
     /// interrupts off: [`irq_enter`](Self::irq_enter), `tick_nohz_handler`
-    /// ([`tick_sched_timer`](Self::tick_sched_timer): the jiffies update on the timekeeper,
-    /// `sched_tick`'s NOHZ tail with the balance trigger and the kick, the periodic tick
-    /// re-armed), [`irq_exit`](Self::irq_exit). Acknowledge the interrupt controller (EOI)
-    /// before or after, as the hardware wants. Returns the kick decision, if the tick got that
-    /// far.
+    /// (`tick_sched_timer`: the jiffies update on the timekeeper, `sched_tick`'s NOHZ tail with
+    /// the balance trigger and the kick, the periodic tick re-armed),
+    /// [`irq_exit`](Self::irq_exit). Acknowledge the interrupt controller (EOI) before or
+    /// after, as the hardware wants.
     ///
-    /// Call it only once the sched timer has expired (`ktime_get() >= tick_expiry(cpu)`): a
-    /// clock-event device that fires early (a LAPIC count runs on another clock than the TSC)
-    /// is the platform's to re-arm for the remainder, as the kernel's hrtimer layer does.
-    /// Called early, the periodic tick is re-armed one period after the expiry it has not
-    /// reached, and that tick is lost.
+    /// It checks that the timer really expired, as the kernel's hrtimer layer does before it
+    /// runs a handler: an interrupt before [`tick_expiry`](crate::platform::TickHardware::tick_expiry)
+    /// (a clock-event device that fires early: a LAPIC count runs on another clock than the
+    /// monotonic one) re-arms the timer for the same expiry and runs no tick; so does an
+    /// interrupt of a timer the crate cancelled (a stopped tick with nothing to wake for),
+    /// which arrives only if the hardware raised it before the cancel took. Either way the
+    /// interrupt's entry and exit run, as for any interrupt, and the result is
+    /// [`TimerTick::NotDue`]: the kernel's own per-tick work (time slices, its statistics)
+    /// waits for [`TimerTick::Ran`], as the kernel's `update_process_times` runs only inside
+    /// the tick.
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "hrtimer_interrupt")]
-    pub fn timer_interrupt<Pl: TickPlatform<N>>(
-        &self,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> Option<KickDecision<N>> {
+    pub fn timer_interrupt<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> TimerTick<N> {
         self.irq_enter(cpu, plat);
-        let decision = self.tick_sched_timer(cpu, plat);
+        let ts = self.tick_sched(cpu);
+        let cancelled = ts.tick_stopped() && ts.next_tick() == KTIME_MAX;
+        let expiry = plat.tick_expiry(cpu);
+        let tick = if cancelled {
+            TimerTick::NotDue
+        } else if plat.ktime_get() < expiry {
+            plat.program_tick(cpu, expiry);
+            TimerTick::NotDue
+        } else {
+            TimerTick::Ran(
+                self.ticks
+                    .tick_sched_timer(&self.cpus, &self.fair, cpu, plat),
+            )
+        };
         self.irq_exit(cpu, plat);
-        decision
+        tick
     }
 
     /// The whole interrupt of the nohz kick IPI (sent through

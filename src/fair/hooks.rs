@@ -23,6 +23,7 @@
 
 use super::rq::Rq;
 use super::{Scalars, TopologyError};
+#[cfg(feature = "sharded")]
 use crate::beyond::sharded::ShardMapError;
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
@@ -132,24 +133,28 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     ) {
     }
 
+    #[cfg(feature = "sharded")]
     /// Reports (tests, the harness): the shards in use (none for the kernel's set).
     #[inline(always)]
     fn nr_shards(&self, _line: &Scalars) -> usize {
         0
     }
 
+    #[cfg(feature = "sharded")]
     /// Reports: shard `s`'s idle word (0 out of range, and for the kernel's set).
     #[inline(always)]
     fn shard_word(&self, _line: &Scalars, _s: usize) -> u64 {
         0
     }
 
+    #[cfg(feature = "sharded")]
     /// Reports: shard `s` is flagged in the summary.
     #[inline(always)]
     fn shard_flagged(&self, _line: &Scalars, _s: usize) -> bool {
         false
     }
 
+    #[cfg(feature = "sharded")]
     /// Reports: the shard and slot of the CPU whose runqueue is `rq`, once the shard map is
     /// built.
     #[inline(always)]
@@ -157,6 +162,7 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
         None
     }
 
+    #[cfg(feature = "sharded")]
     /// Tests: replaces the shard map with `shard_of`'s (see `Machine::set_shard_map`); the
     /// kernel's set has no shards to map.
     #[inline(always)]
@@ -170,6 +176,7 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
         Err(ShardMapError::NotSharded)
     }
 
+    #[cfg(feature = "sharded")]
     /// Reports: shard `s`'s members, slots ascending.
     #[inline(always)]
     fn shard_members<'a, const N: usize>(

@@ -191,6 +191,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         )
     }
 
+    #[cfg(feature = "testing")]
+    #[cfg(feature = "testing")]
     /// "Is any CPU tickless?" as `cpu`'s busy tick asks it once balancing is due: `Legacy`
     /// reads `nohz.nr_cpus`, the others test the idle set for emptiness. Side-effect free; for
     /// reports and tests.
@@ -244,6 +246,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         KickOutcome::Sent(ilb)
     }
 
+    #[cfg(feature = "testing")]
     /// `find_new_ilb()`: the first CPU, ascending, that is in both the idle mask and the
     /// housekeeping mask, is not `cpu`, and is idle right now. `Sharded`: in the policy's
     /// order (`LocalFirst` rotates its start slot with jiffies, taken as 0 here; `kick_ilb`
@@ -289,36 +292,4 @@ fn check_cpu_capacity<Pl: Platform<N>, const N: usize>(
 #[inline(never)]
 fn empty_mask<const N: usize>() -> KickDecision<N> {
     KickDecision::EmptyMask
-}
-
-#[cfg(all(test, not(nohz_loom)))]
-mod tests {
-    use crate::fair::KickOutcome;
-    use crate::testing::HostPlatform;
-    use crate::{Jiffies, NohzFlags, NrCpuIds, Patched, Warning};
-
-    /// A handler that consumed the bits without freeing the csd (the order the protocol
-    /// forbids) leaves the next owner a busy csd: counted, no IPI.
-    #[test]
-    fn a_busy_csd_is_counted_not_sent() {
-        let p = HostPlatform::<4>::new(NrCpuIds::full(), Jiffies::new(0));
-        let m = <crate::machine!(Patched, 4)>::new();
-        let nr = m.init(4, 0, &p).unwrap();
-        let (c0, c3) = (nr.cpu(0).unwrap(), nr.cpu(3).unwrap());
-        m.nohz_balance_enter_idle(c3, &p);
-        assert_eq!(m.kick_ilb(c0, NohzFlags::STATS, &p), KickOutcome::Sent(c3));
-        m.rq(c3).nohz_flags().take_for_csd();
-        assert_eq!(
-            m.kick_ilb(c0, NohzFlags::STATS, &p),
-            KickOutcome::CsdBusy(c3)
-        );
-        assert_eq!(m.warnings().on_cpu(c0), 1);
-        assert_eq!(m.warnings().of_kind(Warning::CsdBusy), 1);
-        assert_eq!(p.ipis().len(), 1);
-        // The dying-CPU flush clears both, so the CPU's next life starts clean.
-        m.sched_cpu_deactivate(c3, &p).unwrap();
-        m.cpu_dying(c3, &p).unwrap();
-        assert!(!m.rq(c3).csd_busy());
-        assert_eq!(m.rq(c3).nohz_flags().load(), NohzFlags::empty());
-    }
 }

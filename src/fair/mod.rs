@@ -40,10 +40,13 @@ mod kick;
 pub mod rq;
 mod topology;
 
-pub use balance::{IlbPass, SCHED_MIGRATION_COST_NS};
+#[cfg(feature = "testing")]
+pub use balance::IlbPass;
+pub use balance::SCHED_MIGRATION_COST_NS;
 pub use kick::{KickDecision, KickOutcome};
 
 use crate::beyond::kick_deadline::KickDeadline;
+#[cfg(feature = "sharded")]
 use crate::beyond::sharded::ShardMapError;
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
@@ -52,9 +55,9 @@ use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::static_key::StaticKey;
-use crate::sync::{
-    AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed, SCHED_DOMAINS_LOAD,
-};
+#[cfg(feature = "sharded")]
+use crate::sync::AtomicU64;
+use crate::sync::{AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed, SCHED_DOMAINS_LOAD};
 use core::fmt;
 use core::marker::PhantomData;
 use crossbeam_utils::CachePadded;
@@ -86,10 +89,12 @@ pub struct Scalars {
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
     /// entry and exit).
     pub(crate) legacy_irqtime: AtomicU32,
+    #[cfg(feature = "sharded")]
     /// `Sharded` only: the sticky per-shard summary (bit `s` of word `s / 64`: shard `s` may
     /// hold a registered CPU; see `crate::beyond::sharded`). Set by enterers after their
     /// fence, cleared only by `find_new_ilb`'s GC: never written at idle-transition rate.
     pub(crate) summary: [AtomicU64; crate::beyond::sharded::SUMMARY_WORDS],
+    #[cfg(feature = "sharded")]
     /// `Sharded` only: the shards in use (written at init and by `set_shard_map` only).
     pub(crate) nr_shards: AtomicU32,
 }
@@ -149,15 +154,18 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
                     next_blocked: AtomicUsize::new(0),
                     kick_deadline: KickDeadline::new(),
                     legacy_irqtime: AtomicU32::new(0),
+                    #[cfg(feature = "sharded")]
                     summary: crate::sync::atomic_array!(
                         AtomicU64::new(0); crate::beyond::sharded::SUMMARY_WORDS
                     ),
+                    #[cfg(feature = "sharded")]
                     nr_shards: AtomicU32::new(0),
                 }),
             }
         }
     }
 
+    #[cfg(feature = "testing")]
     /// `nohz.idle_cpus_mask`: CPUs idle with the tick stopped and registered for balancing
     /// (the policy's idle set: `Sharded` keeps its shards here). A hint: consumers re-check
     /// `idle_cpu()`.
@@ -172,12 +180,14 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
         self.scalars.has_blocked_load()
     }
 
+    #[cfg(feature = "testing")]
     /// `nohz.needs_update`: a CPU joined the mask; `nohz.next_balance` must be recomputed.
     #[inline]
     pub fn needs_update(&self) -> bool {
         self.scalars.needs_update()
     }
 
+    #[cfg(feature = "testing")]
     /// `nohz.next_balance`: the earliest time an idle CPU needs periodic balancing.
     #[inline]
     pub fn next_balance(&self) -> Jiffies {
@@ -190,12 +200,14 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
         self.scalars.next_blocked()
     }
 
+    #[cfg(feature = "testing")]
     /// `nohz.nr_cpus` (`Legacy` only; always 0 under `Patched`, which has no counter).
     #[inline]
     pub fn nr_cpus(&self) -> u32 {
         self.scalars.nr_cpus.load(Relaxed)
     }
 
+    #[cfg(feature = "testing")]
     /// `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick`, or `None` while it
     /// is stale (see [`KickDeadline`]). Only meaningful under `Scalable`.
     pub fn kick_deadline(&self) -> Option<Jiffies> {
@@ -263,6 +275,7 @@ pub enum TopologyError {
         leader: usize,
     },
     /// `Sharded`: the shard map the policy's layout builds from this topology was refused.
+    #[cfg(feature = "sharded")]
     Shards(ShardMapError),
 }
 
@@ -274,6 +287,7 @@ impl fmt::Display for TopologyError {
                 "CPU {cpu} names CPU {leader} as the lowest CPU of its LLC, but CPU {leader} \
                  is above it or names another CPU"
             ),
+            #[cfg(feature = "sharded")]
             TopologyError::Shards(e) => write!(f, "bad shard map: {e}"),
         }
     }
@@ -355,7 +369,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         self.rqs.get(cpu)
     }
 
+    #[cfg(feature = "testing")]
     /// Every CPU's runqueue.
+    #[cfg(all(feature = "testing", feature = "sharded"))]
     #[inline(always)]
     pub(crate) fn rqs(&self) -> &PerCpu<Rq, N> {
         &self.rqs
@@ -367,24 +383,34 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         &self.nohz
     }
 
+    /// `housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)` for the boot-time setup.
+    #[inline]
+    pub(crate) fn housekeeping_mask(&self) -> &CpuMask<W> {
+        &self.housekeeping
+    }
+
+    #[cfg(feature = "testing")]
     /// `housekeeping_cpumask(HK_TYPE_KERNEL_NOISE)`.
     #[inline]
     pub fn housekeeping(&self) -> &CpuMask<W> {
         &self.housekeeping
     }
 
+    #[cfg(feature = "testing")]
     /// `sd_llc_shared->nr_busy_cpus` of `cpu`'s LLC, or `None` if it has no LLC domain.
     #[inline]
     pub fn llc_nr_busy_cpus(&self, nr: NrCpuIds<N>, cpu: CpuId<N>) -> Option<i32> {
         self.llc_of(nr, cpu).map(|(busy, _)| busy.load(Relaxed))
     }
 
+    #[cfg(feature = "testing")]
     /// `sd_llc_id` of `cpu`, if it has an LLC domain.
     #[inline]
     pub fn llc_leader(&self, cpu: CpuId<N>) -> Option<usize> {
         self.rq(cpu).sd(self.domains_slot()).llc_leader()
     }
 
+    #[cfg(feature = "testing")]
     /// `sd_llc->nohz_idle` of `cpu`.
     #[inline]
     pub fn nohz_idle(&self, cpu: CpuId<N>) -> bool {
@@ -423,6 +449,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         self.nohz.idle_cpus_mask.test_cpu(self.rq(cpu), cpu)
     }
 
+    #[cfg(feature = "testing")]
     /// The registered CPUs, ascending ids for a flat policy, shards and slots ascending under
     /// `Sharded` (the same order with contiguous shards). Not a snapshot: each word is read
     /// as the walk reaches it.

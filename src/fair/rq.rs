@@ -81,6 +81,7 @@
 //! Here no RMW races a store. The owner's set is never a compare-exchange either:
 //! `ci/guards.sh` (T9) checks that `nohz_balance_enter_idle` has none.
 
+#[cfg(feature = "sharded")]
 use crate::beyond::sharded::ShardSlot;
 use crate::jiffies::Jiffies;
 use crate::sync::{
@@ -191,6 +192,44 @@ impl Default for AtomicNohzFlags {
     }
 }
 
+/// The run-queue facts the scheduler keeps and the crate reads (the kick's busy tests,
+/// `idle_cpu()`), set together by [`Machine::update_rq`](crate::Machine::update_rq).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RqFacts {
+    /// `rq->nr_running`: tasks on this run queue, the running one included (0: only the idle
+    /// task).
+    pub nr_running: u32,
+    /// `rq->cfs.h_nr_runnable`: runnable fair-class tasks (a kernel with one class of tasks
+    /// answers `nr_running`).
+    pub h_nr_runnable: u32,
+    /// `rq->curr == rq->idle`: the idle task is current.
+    pub curr_is_idle: bool,
+}
+
+impl RqFacts {
+    /// A run queue with `n` tasks of one class, the idle task current exactly when `n` is 0:
+    /// what a kernel with a single scheduling class reports.
+    #[inline]
+    pub const fn tasks(n: u32) -> Self {
+        RqFacts {
+            nr_running: n,
+            h_nr_runnable: n,
+            curr_is_idle: n == 0,
+        }
+    }
+
+    /// A run queue with `nr_running` tasks of one class and the idle task current or not: a
+    /// CPU with work queued can still be running its idle task (a wakeup before the switch).
+    #[inline]
+    pub const fn one_class(nr_running: u32, curr_is_idle: bool) -> Self {
+        RqFacts {
+            nr_running,
+            h_nr_runnable: nr_running,
+            curr_is_idle,
+        }
+    }
+}
+
 /// "No CPU" in the per-rq LLC leader field, which holds the leader's index plus one: 0, so a
 /// fresh runqueue is all zeros (a `static` machine lands in `.bss`).
 const NO_CPU: u32 = 0;
@@ -244,13 +283,16 @@ struct RqNohz {
     // the copy nobody uses and publishes it at once (see `Machine::rebuild_sched_domains`).
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
+    #[cfg(feature = "sharded")]
     /// `Sharded` only: this CPU's place, written when the shard map is built and read by this
     /// CPU's idle entry and exit (precomputed so that they do no arithmetic) and by the ILB's
     /// `update_nohz_stats`: the shard's index complemented (0, a fresh machine's value, is no
     /// shard: its complement is past every shard, so one bounds check covers both) ...
     shard_not: AtomicU32,
+    #[cfg(feature = "sharded")]
     /// ... this CPU's bit in that shard's word (0: no shard) ...
     shard_bit: AtomicU64,
+    #[cfg(feature = "sharded")]
     /// ... and the shard's bit in its summary word.
     shard_summary_bit: AtomicU64,
 }
@@ -337,8 +379,11 @@ impl Rq {
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
+                    #[cfg(feature = "sharded")]
                     shard_not: AtomicU32::new(0),
+                    #[cfg(feature = "sharded")]
                     shard_bit: AtomicU64::new(0),
+                    #[cfg(feature = "sharded")]
                     shard_summary_bit: AtomicU64::new(0),
                 }),
             }
@@ -362,10 +407,13 @@ impl Rq {
     pub fn curr_is_idle(&self) -> bool {
         !self.hot.curr_busy.load(Relaxed)
     }
-    /// Sets [`curr_is_idle`](Self::curr_is_idle).
-    #[inline(always)]
-    pub fn set_curr_is_idle(&self, idle: bool) {
-        self.hot.curr_busy.store(!idle, Relaxed);
+    crate::base::accessors::testing_pub! {
+        /// Sets [`curr_is_idle`](Self::curr_is_idle) (the embedding sets it through
+        /// [`Machine::update_rq`](crate::Machine::update_rq)).
+        #[inline(always)]
+        fn set_curr_is_idle(&self, idle: bool) {
+            self.hot.curr_busy.store(!idle, Relaxed);
+        }
     }
     /// `rq->cpu_capacity`: capacity left after RT/DL/IRQ pressure.
     #[inline(always)]
@@ -381,12 +429,15 @@ impl Rq {
     }
 
     crate::base::accessors::relaxed_accessors! {
-        /// `rq->nr_running`.
-        pub nr_running: u32 = hot.nr_running; => pub set_nr_running;
-        /// `rq->ttwu_pending`.
+        /// `rq->nr_running` (the embedding sets it through
+        /// [`Machine::update_rq`](crate::Machine::update_rq)).
+        pub nr_running: u32 = hot.nr_running; => testing set_nr_running;
+        /// `rq->ttwu_pending`: a remote wakeup is queued for this CPU (`ttwu_queue`). A kernel
+        /// that queues wakeups on the target sets it there and clears it as the target runs
+        /// the queue; a kernel that does not leaves it false.
         pub ttwu_pending: bool = hot.ttwu_pending; => pub set_ttwu_pending;
-        /// `rq->cfs.h_nr_runnable`.
-        pub h_nr_runnable: u32 = hot.h_nr_runnable; => pub set_h_nr_runnable;
+        /// `rq->cfs.h_nr_runnable` (set through [`Machine::update_rq`](crate::Machine::update_rq)).
+        pub h_nr_runnable: u32 = hot.h_nr_runnable; => testing set_h_nr_runnable;
         /// `rq->misfit_task_load`: nonzero when the current task does not fit this CPU.
         pub misfit_task_load: u64 = hot.misfit_task_load; => pub set_misfit_task_load;
         /// `rq->avg_idle` in nanoseconds: how long this CPU is expected to stay idle. 0 in a
@@ -395,32 +446,34 @@ impl Rq {
         /// the scheduler measures idle periods.
         pub avg_idle: u64 = nohz.avg_idle; => pub set_avg_idle;
         /// `rq->next_balance`: this runqueue's next periodic balance.
-        pub next_balance: Jiffies = nohz.next_balance; => pub set_next_balance;
+        pub next_balance: Jiffies = nohz.next_balance; => testing set_next_balance;
     }
 
-    // ---- NOHZ fields, owned by the crate; readable for tests and reports ----
+    // ---- NOHZ fields, owned by the crate ----
 
-    /// `rq->nohz_flags`.
-    #[inline]
-    pub fn nohz_flags(&self) -> &AtomicNohzFlags {
-        &self.kick.nohz_flags
+    crate::base::accessors::testing_pub! {
+        /// `rq->nohz_flags`.
+        #[inline]
+        fn nohz_flags(&self) -> &AtomicNohzFlags {
+            &self.kick.nohz_flags
+        }
     }
     crate::base::accessors::relaxed_accessors! {
         /// `rq->nohz_tick_stopped`: this CPU is registered in `nohz.idle_cpus_mask`.
         pub nohz_tick_stopped: bool = nohz.nohz_tick_stopped; => pub(crate) set_nohz_tick_stopped;
         /// `rq->last_blocked_load_update_tick`.
-        pub last_blocked_load_update_tick: Jiffies = nohz.last_blocked_load_update_tick; => pub(crate) set_last_blocked_load_update_tick;
+        testing last_blocked_load_update_tick: Jiffies = nohz.last_blocked_load_update_tick; => pub(crate) set_last_blocked_load_update_tick;
         /// `rq->idle_balance`: the `idle_cpu()` snapshot taken by the tick or the csd handler.
-        pub idle_balance: bool = nohz.idle_balance; => pub(crate) set_idle_balance;
+        testing idle_balance: bool = nohz.idle_balance; => pub(crate) set_idle_balance;
         /// `rq->nohz_idle_balance`: the flags handed from the csd handler to the softirq.
-        pub nohz_idle_balance: NohzFlags = nohz.nohz_idle_balance; => pub(crate) set_nohz_idle_balance;
+        testing nohz_idle_balance: NohzFlags = nohz.nohz_idle_balance; => pub(crate) set_nohz_idle_balance;
         /// This CPU's `SCHED_SOFTIRQ` is raised and has not run yet (its bit in
         /// `local_softirq_pending()`).
-        pub sched_softirq_pending: bool = nohz.sched_softirq;
+        testing sched_softirq_pending: bool = nohz.sched_softirq;
         /// Whether the csd is queued or its handler not yet started (`CSD_FLAG_LOCK`).
-        pub csd_busy: bool = kick.csd_busy;
+        testing csd_busy: bool = kick.csd_busy;
         /// Whether this CPU has a base scheduling domain (`rq->sd != NULL`).
-        pub has_sched_domain: bool = nohz.has_domain;
+        testing has_sched_domain: bool = nohz.has_domain;
     }
     /// `raise_softirq_irqoff(SCHED_SOFTIRQ)` on this CPU, the owner, with interrupts off:
     /// sets the crate's pending bit, then tells the platform.
@@ -499,8 +552,8 @@ impl Rq {
     /// The clear as the crate made it before it became conditional: every set made so far is
     /// covered, including those since the decay began (the set count is read now, not before
     /// the decay). For the `testing` feature only, behind
-    /// [`crate::testing::clear_has_blocked_load_unconditionally`], so a loom model can show the
-    /// set it erases; nothing in the crate calls it.
+    /// `internals::clear_has_blocked_load_unconditionally`, so a loom model can show the set it
+    /// erases; nothing in the crate calls it.
     #[cfg(feature = "testing")]
     #[inline]
     pub(crate) fn clear_has_blocked_load_unconditionally(&self) {
@@ -520,6 +573,7 @@ impl Rq {
     pub(crate) fn csd_unlock(&self) -> bool {
         self.kick.csd_busy.swap(false, Relaxed)
     }
+    #[cfg(feature = "sharded")]
     /// `Sharded`: this CPU's shard and slot, once the shard map is built.
     #[inline(always)]
     pub(crate) fn shard_slot(&self) -> Option<ShardSlot> {
@@ -530,6 +584,7 @@ impl Rq {
         })
     }
 
+    #[cfg(feature = "sharded")]
     /// `Sharded`: this CPU's shard index (past every shard if it has none) and its bit in
     /// that shard's word, for idle entry and exit.
     #[inline(always)]
@@ -540,12 +595,14 @@ impl Rq {
         )
     }
 
+    #[cfg(feature = "sharded")]
     /// `Sharded`: this CPU's shard's bit in its summary word, for idle entry.
     #[inline(always)]
     pub(crate) fn shard_summary_bit(&self) -> u64 {
         self.nohz.shard_summary_bit.load(Relaxed)
     }
 
+    #[cfg(feature = "sharded")]
     #[inline]
     pub(crate) fn set_shard_slot(&self, at: Option<ShardSlot>) {
         self.nohz

@@ -60,6 +60,42 @@ bitflags::bitflags! {
     }
 }
 
+/// Why [`Machine::tick_nohz_full_setup`](crate::Machine::tick_nohz_full_setup) refused; nothing
+/// was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NohzFullError {
+    /// The machine has not booted ([`Machine::init`](crate::Machine::init)).
+    NotBooted,
+    /// A CPU index the machine does not have.
+    NoSuchCpu(crate::cpu::CpuError),
+    /// The CPU keeps time (the boot CPU, right after init): it must stay a housekeeping CPU
+    /// (the kernel's `housekeeping_setup` keeps the boot CPU out of `nohz_full=`).
+    Timekeeper {
+        /// The CPU.
+        cpu: usize,
+    },
+    /// No housekeeping CPU would be left.
+    NoHousekeeping,
+}
+
+impl core::fmt::Display for NohzFullError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            NohzFullError::NotBooted => write!(f, "the machine has not booted: call init first"),
+            NohzFullError::NoSuchCpu(e) => write!(f, "nohz_full: {e}"),
+            NohzFullError::Timekeeper { cpu } => write!(
+                f,
+                "CPU {cpu} keeps time and must stay a housekeeping CPU, not NO_HZ_FULL"
+            ),
+            NohzFullError::NoHousekeeping => {
+                write!(f, "nohz_full would leave no housekeeping CPU")
+            }
+        }
+    }
+}
+
+impl core::error::Error for NohzFullError {}
+
 /// `TICK_DO_TIMER_NONE`: no CPU owns the jiffies update. The word holds the owner's index
 /// plus one, so "nobody" is 0 and a fresh machine is all zeros (a `static` of it lands in
 /// `.bss`).
@@ -216,16 +252,22 @@ impl TickSched {
         self.tick_dep_mask.load(Relaxed)
     }
 
-    /// `tick_dep_set_cpu(cpu, bit)`: something on this CPU needs the tick (any CPU may call).
-    #[inline]
-    pub fn tick_dep_set_cpu(&self, bits: u32) {
-        self.tick_dep_mask.fetch_or(bits, Relaxed);
+    crate::base::accessors::testing_pub! {
+        /// Sets `bits` in [`tick_dep_mask`](Self::tick_dep_mask) (any CPU may call); the
+        /// embedding calls [`Machine::tick_dep_set_cpu`](crate::Machine::tick_dep_set_cpu).
+        #[inline]
+        fn tick_dep_set_cpu(&self, bits: u32) {
+            self.tick_dep_mask.fetch_or(bits, Relaxed);
+        }
     }
 
-    /// `tick_dep_clear_cpu(cpu, bit)`.
-    #[inline]
-    pub fn tick_dep_clear_cpu(&self, bits: u32) {
-        self.tick_dep_mask.fetch_and(!bits, Relaxed);
+    crate::base::accessors::testing_pub! {
+        /// Clears `bits` in [`tick_dep_mask`](Self::tick_dep_mask); the embedding calls
+        /// [`Machine::tick_dep_clear_cpu`](crate::Machine::tick_dep_clear_cpu).
+        #[inline]
+        fn tick_dep_clear_cpu(&self, bits: u32) {
+            self.tick_dep_mask.fetch_and(!bits, Relaxed);
+        }
     }
 }
 
@@ -338,11 +380,18 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         self.tick_sched(cpu).reset_keeping_idle_stats();
     }
 
+    #[cfg(feature = "testing")]
     /// `tick_nohz_full_mask`: the NO_HZ_FULL CPUs (`nohz_full=`). Set them at boot, and take
     /// them out of [`housekeeping`](crate::Machine::housekeeping) too.
     #[doc(alias = "tick_nohz_full_mask")]
     #[inline]
     pub fn nohz_full(&self) -> &crate::CpuMask<W> {
+        &self.nohz_full
+    }
+
+    /// `tick_nohz_full_mask` for the boot-time setup.
+    #[inline]
+    pub(crate) fn nohz_full_mask(&self) -> &crate::CpuMask<W> {
         &self.nohz_full
     }
 
@@ -679,6 +728,7 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
     }
 
+    #[cfg(feature = "testing")]
     /// `tick_nohz_get_sleep_length()`'s caching part, for a cpuidle governor: computes and
     /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
     /// reuses it. Returns 0 when the tick cannot or should not stop.

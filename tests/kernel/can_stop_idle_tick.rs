@@ -1,9 +1,9 @@
 //! `can_stop_idle_tick`.
 
-use nohz::for_each_policy;
 use nohz::platform::{TickHardware, softirq};
-use nohz::testing::World;
 use nohz::{Policy, Warning};
+use nohz_testing::World;
+use nohz_testing::for_each_policy;
 
 fn yes_by_default<P: Policy>() {
     let w = World::<P>::new(4);
@@ -20,7 +20,7 @@ fn yes_by_default<P: Policy>() {
 
 fn not_before_nohz_mode_is_active<P: Policy>() {
     let w = World::<P>::new(4);
-    let m = <nohz::machine!(P, nohz::testing::CPUS)>::new();
+    let m = <nohz::machine!(P, nohz_testing::CPUS)>::new();
     m.init(4, 0, &*w.p).unwrap();
     assert!(!m.can_stop_idle_tick(w.cpu(1), &*w.p));
     m.tick_nohz_activate(w.cpu(1), false);

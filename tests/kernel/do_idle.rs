@@ -1,9 +1,9 @@
 //! `do_idle` and `cpuidle_idle_call`: the order of the idle loop.
 
 use nohz::IdleExit;
-use nohz::for_each_policy;
-use nohz::testing::{Event, Governor, START_NS, World};
 use nohz::{NohzFlags, Policy, TsFlags};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, Governor, START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

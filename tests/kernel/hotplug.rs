@@ -1,9 +1,9 @@
 //! CPU deactivation, the dying CPU's flush, and the domain rebuild (spec §5.3, §5.6).
 
-use nohz::for_each_policy;
-use nohz::testing::{Event, World};
 use nohz::{HotplugError, KickOutcome, TopologyError};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, World};
 
 fn deactivate_leaves_the_mask_goes_inactive_then_waits_for_kickers<P: Policy>() {
     let w = World::<P>::with_llcs(4, 4);
@@ -275,7 +275,7 @@ fn the_dying_cpu_idles_during_the_grace_period<P: Policy>() {
 }
 
 mod dying_cpu_idles {
-    nohz::for_each_policy!(the_dying_cpu_idles_during_the_grace_period);
+    nohz_testing::for_each_policy!(the_dying_cpu_idles_during_the_grace_period);
     use super::the_dying_cpu_idles_during_the_grace_period;
 }
 
@@ -395,7 +395,7 @@ fn time_goes_on_when_the_timekeeper_dies<P: Policy>() {
 }
 
 mod cycle {
-    nohz::for_each_policy!(
+    nohz_testing::for_each_policy!(
         an_offline_online_cycle_leaves_a_freshly_booted_cpu,
         time_goes_on_when_the_timekeeper_dies
     );
@@ -425,6 +425,6 @@ fn the_llc_leader_goes_down_and_the_next_cpu_leads<P: Policy>() {
 }
 
 mod llc_leader {
-    nohz::for_each_policy!(the_llc_leader_goes_down_and_the_next_cpu_leads);
+    nohz_testing::for_each_policy!(the_llc_leader_goes_down_and_the_next_cpu_leads);
     use super::the_llc_leader_goes_down_and_the_next_cpu_leads;
 }

@@ -3,10 +3,10 @@
 //! in the idle loop), `cpu_starting` (`tick_setup_sched_timer`) and `add_nr_running`'s
 //! `sched_update_tick_dependency`.
 
-use nohz::for_each_policy;
 use nohz::platform::{CpuIdleType, tick_nsec};
-use nohz::testing::{Event, START_NS, World};
-use nohz::{IrqContext, KickOutcome, NohzFlags, Policy, TICK_DEP_SCHED, TsFlags, Warning};
+use nohz::{IrqContext, KickOutcome, NohzFlags, Policy, RqFacts, TICK_DEP_SCHED, TsFlags, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, START_NS, World};
 
 const TICK: u64 = 1_000_000;
 
@@ -123,7 +123,7 @@ fn timer_interrupt_ticks_kicks_and_runs_the_softirq<P: Policy>() {
     w.busy(0, 2);
     w.p.set_time_ns(START_NS + TICK);
     w.p.take_events();
-    let decision = w.m.timer_interrupt(c0, &*w.p);
+    let decision = w.m.timer_interrupt(c0, &*w.p).kick();
     assert!(decision.is_some());
     let events = w.events();
     assert!(events.contains(&Event::Ipi {
@@ -246,7 +246,7 @@ fn do_idle_leaves_a_softirq_pending_without_a_csd_to_the_next_irq_exit<P: Policy
 /// `cpu_starting`: online, NO_HZ high-resolution mode, and the first tick one period past the
 /// last jiffies update, on the jiffies grid.
 fn cpu_starting_sets_up_the_tick_on_the_jiffies_grid<P: Policy>() {
-    let w = World::<P>::booted(4, nohz::Jiffies::new(nohz::testing::START_JIFFIES));
+    let w = World::<P>::booted(4, nohz::Jiffies::new(nohz_testing::START_JIFFIES));
     let c2 = w.cpu(2);
     assert!(w.ts(2).flags().is_empty(), "NO_HZ not active before");
     w.p.set_time_ns(START_NS + 3 * TICK + 400);
@@ -275,7 +275,15 @@ fn nr_running_drives_a_nohz_full_cpus_tick_dependency<P: Policy>() {
     w.nohz_full(3);
     w.busy(3, 1);
     w.p.set_next_timer(c3, START_NS + 40 * TICK);
-    w.m.update_nr_running(c3, 1, 1, &*w.p);
+    w.m.update_rq(
+        c3,
+        RqFacts {
+            nr_running: 1,
+            h_nr_runnable: 1,
+            curr_is_idle: false,
+        },
+        &*w.p,
+    );
     assert!(
         !w.ts(3).tick_stopped(),
         "no dependency changed: nothing to do"
@@ -283,12 +291,28 @@ fn nr_running_drives_a_nohz_full_cpus_tick_dependency<P: Policy>() {
     w.m.irq_enter(c3, &*w.p);
     w.m.irq_exit(c3, &*w.p);
     assert!(w.ts(3).tick_stopped(), "one task: tickless");
-    w.m.update_nr_running(c3, 2, 2, &*w.p);
+    w.m.update_rq(
+        c3,
+        RqFacts {
+            nr_running: 2,
+            h_nr_runnable: 2,
+            curr_is_idle: false,
+        },
+        &*w.p,
+    );
     assert_eq!(w.m.rq(c3).nr_running(), 2);
     assert_eq!(w.m.rq(c3).h_nr_runnable(), 2);
     assert_ne!(w.ts(3).tick_dep_mask() & TICK_DEP_SCHED, 0);
     assert!(!w.ts(3).tick_stopped(), "two tasks: the tick restarts");
-    w.m.update_nr_running(c3, 1, 1, &*w.p);
+    w.m.update_rq(
+        c3,
+        RqFacts {
+            nr_running: 1,
+            h_nr_runnable: 1,
+            curr_is_idle: false,
+        },
+        &*w.p,
+    );
     assert_eq!(w.ts(3).tick_dep_mask() & TICK_DEP_SCHED, 0);
     assert!(
         w.ts(3).tick_stopped(),
@@ -296,7 +320,15 @@ fn nr_running_drives_a_nohz_full_cpus_tick_dependency<P: Policy>() {
     );
     // A housekeeping CPU.
     w.busy(2, 1);
-    w.m.update_nr_running(w.cpu(2), 3, 3, &*w.p);
+    w.m.update_rq(
+        w.cpu(2),
+        RqFacts {
+            nr_running: 3,
+            h_nr_runnable: 3,
+            curr_is_idle: false,
+        },
+        &*w.p,
+    );
     assert_eq!(w.ts(2).tick_dep_mask(), 0);
     assert_eq!(w.warnings(), 0);
 }
@@ -311,7 +343,15 @@ fn a_remote_enqueue_leaves_the_tick_to_the_targets_irq_exit<P: Policy>() {
     w.m.tick_nohz_full_update_tick(c3, &*w.p);
     assert!(w.ts(3).tick_stopped());
     w.p.set_this_cpu(Some(w.cpu(0)));
-    w.m.update_nr_running(c3, 2, 2, &*w.p);
+    w.m.update_rq(
+        c3,
+        RqFacts {
+            nr_running: 2,
+            h_nr_runnable: 2,
+            curr_is_idle: false,
+        },
+        &*w.p,
+    );
     assert_ne!(w.ts(3).tick_dep_mask() & TICK_DEP_SCHED, 0);
     assert!(w.ts(3).tick_stopped(), "not touched from CPU 0");
     w.p.set_this_cpu(Some(c3));

@@ -1,9 +1,9 @@
 //! irqtime and the `sched_clock_irqtime` key (seed 003).
 
 use nohz::IrqContext;
-use nohz::for_each_policy;
-use nohz::testing::{TestSleepable, World};
 use nohz::{Legacy, Patched, Policy};
+use nohz_testing::for_each_policy;
+use nohz_testing::{TestSleepable, World};
 
 fn accounting_charges_the_context_that_ended<P: Policy>() {
     let w = World::<P>::new(2);

@@ -1,9 +1,9 @@
 //! `kick_ilb` and `find_new_ilb`: ILB choice, the pre-check, csd ownership.
 
 use nohz::KickOutcome;
-use nohz::for_each_policy;
-use nohz::testing::World;
 use nohz::{NohzFlags, Policy};
+use nohz_testing::World;
+use nohz_testing::for_each_policy;
 
 const S: NohzFlags = NohzFlags::STATS;
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
@@ -84,3 +84,31 @@ for_each_policy!(
     owner_sends_later_kickers_ride_along,
     newilb_alone_does_not_own_the_csd,
 );
+
+/// A handler that consumed the bits without freeing the csd (the order the protocol forbids,
+/// planted as `nohz_csd_ipi_without_release`) leaves the next owner a busy csd: counted, no
+/// IPI. The dying CPU's flush clears both, so the CPU's next life starts clean.
+#[test]
+fn a_busy_csd_is_counted_not_sent() {
+    use nohz::{Patched, Warning};
+    let w = World::<Patched>::new(4);
+    let (c0, c3) = (w.cpu(0), w.cpu(3));
+    w.enter(3);
+    assert_eq!(
+        w.m.kick_ilb(c0, NohzFlags::STATS, &*w.p),
+        KickOutcome::Sent(c3)
+    );
+    assert!(nohz_testing::nohz_csd_ipi_without_release(&w.m, c3, &*w.p));
+    assert!(w.m.rq(c3).csd_busy(), "the csd was never released");
+    assert_eq!(
+        w.m.kick_ilb(c0, NohzFlags::STATS, &*w.p),
+        KickOutcome::CsdBusy(c3)
+    );
+    assert_eq!(w.m.warnings().on_cpu(c0), 1);
+    assert_eq!(w.m.warnings().of_kind(Warning::CsdBusy), 1);
+    assert_eq!(w.ipis().len(), 1);
+    w.m.sched_cpu_deactivate(c3, &*w.p).unwrap();
+    w.m.cpu_dying(c3, &*w.p).unwrap();
+    assert!(!w.m.rq(c3).csd_busy());
+    assert_eq!(w.m.rq(c3).nohz_flags().load(), NohzFlags::empty());
+}

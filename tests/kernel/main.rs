@@ -1,8 +1,8 @@
 //! The kernel paths, one module per kernel function (fair.c NOHZ, tick-sched, the idle loop,
 //! irqtime), each branch exercised for every policy where they differ. Every test drives the
-//! real `Machine` with the recording `HostPlatform` (the shared rig, `nohz::testing::World`:
+//! real `Machine` with the recording `HostPlatform` (the shared rig, `nohz_testing::World`:
 //! its jiffies clock starts 20 ticks before the wrap), and runs its generic body once per
-//! policy with `nohz::for_each_policy!`. One test binary keeps link time down.
+//! policy with `nohz_testing::for_each_policy!`. One test binary keeps link time down.
 
 mod can_stop_idle_tick;
 mod do_idle;

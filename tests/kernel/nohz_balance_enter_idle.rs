@@ -1,8 +1,8 @@
 //! `nohz_balance_enter_idle`: every early return, the registration, the idempotent path.
 
-use nohz::for_each_policy;
-use nohz::testing::World;
 use nohz::{Legacy, Patched, Policy, Warning};
+use nohz_testing::World;
+use nohz_testing::for_each_policy;
 
 fn registers_and_leaves_the_llc_busy_count<P: Policy>() {
     let w = World::<P>::new(4);
@@ -103,7 +103,7 @@ fn only_legacy_counts_nr_cpus() {
 /// flagged; a shard index past the last reads as empty and unflagged.
 #[test]
 fn a_sharded_cpus_bit_lands_in_its_shard_word() {
-    use nohz::testing::ShardedStrict;
+    use nohz_testing::ShardedStrict;
     let w = World::<ShardedStrict>::new(4);
     w.enter(3);
     let at = w.m.shard_slot(w.cpu(3)).expect("CPU 3 has a shard");

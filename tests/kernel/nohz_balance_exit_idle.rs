@@ -1,8 +1,8 @@
 //! `nohz_balance_exit_idle` and `set_cpu_sd_state_busy`.
 
 use nohz::Policy;
-use nohz::for_each_policy;
-use nohz::testing::World;
+use nohz_testing::World;
+use nohz_testing::for_each_policy;
 
 fn unregistered_cpu_is_a_no_op<P: Policy>() {
     let w = World::<P>::new(4);

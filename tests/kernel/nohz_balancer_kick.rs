@@ -1,9 +1,9 @@
 //! `nohz_balancer_kick`: the whole decision tree of spec §5.2.
 
-use nohz::for_each_policy;
-use nohz::testing::{CPUS, World};
 use nohz::{KickDecision, KickOutcome};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::for_each_policy;
+use nohz_testing::{CPUS, World};
 
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
 

@@ -1,8 +1,8 @@
 //! `nohz_csd_func` behind the crate's csd entry point, and the softirq hand-off.
 
-use nohz::for_each_policy;
-use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, World};
 
 const SB: NohzFlags = NohzFlags::STATS.union(NohzFlags::BALANCE);
 

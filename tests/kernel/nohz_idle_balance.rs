@@ -1,9 +1,9 @@
 //! `_nohz_idle_balance` and `update_nohz_stats`: the scan, STATS / BALANCE / NEXT, the abort.
 
 use nohz::IlbPass;
-use nohz::for_each_policy;
-use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, World};
 
 const S: NohzFlags = NohzFlags::STATS;
 const B: NohzFlags = NohzFlags::BALANCE;

@@ -1,10 +1,10 @@
 //! `sched_balance_newidle`'s NOHZ-visible effects and `nohz_newidle_balance`.
 
 use nohz::SCHED_MIGRATION_COST_NS;
-use nohz::for_each_policy;
 use nohz::platform::{NewidleDomain, NewidleOutcome};
-use nohz::testing::{Event, START_JIFFIES, World};
 use nohz::{Jiffies, NohzFlags, Policy};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, START_JIFFIES, World};
 
 /// CPU 3 about to go idle with a long expected idle; blocked load pending and due.
 fn setup<P: Policy>() -> World<P> {

@@ -1,9 +1,9 @@
 //! `nohz_run_idle_balance`: the STATS pass at idle entry that NEWILB asked for.
 
 use nohz::IlbPass;
-use nohz::for_each_policy;
-use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, World};
 
 fn newilb_cpu<P: Policy>() -> World<P> {
     let w = World::<P>::new(4);

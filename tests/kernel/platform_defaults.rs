@@ -2,15 +2,15 @@
 //! about: a platform that implements only the fifteen required methods (forwarding them to the
 //! host platform) boots, idles, stops its tick and balances as such a kernel should.
 
-use nohz::for_each_policy;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, NewidleOutcome, Softirq, TickHardware,
     Topology, softirq,
 };
-use nohz::testing::{CPUS, Event, HostPlatform, START_JIFFIES, START_NS, World};
 use nohz::{
     CpuId, IdleExit, Jiffies, KickDecision, NohzFlags, Policy, TICK_DEP_SCHED, TsFlags, Warning,
 };
+use nohz_testing::for_each_policy;
+use nohz_testing::{CPUS, Event, HostPlatform, START_JIFFIES, START_NS, World};
 
 type Cpu = CpuId<CPUS>;
 const TICK: u64 = 1_000_000;

@@ -1,12 +1,12 @@
 //! `sched_init` / `init_sched_fair_class`: what `Machine::init` checks and the defaults it sets.
 
-use nohz::for_each_policy;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::testing::{CPUS as N, HostPlatform, START_JIFFIES, World};
 use nohz::{CpuId, Jiffies, NohzFlags, Policy};
 use nohz::{InitError, SCHED_MIGRATION_COST_NS, TopologyError};
+use nohz_testing::for_each_policy;
+use nohz_testing::{CPUS as N, HostPlatform, START_JIFFIES, World};
 
 /// A platform that builds its CPU ids the natural way, from the machine (`machine.cpu(i)`),
 /// which answers only once `nr_cpu_ids` is set. Every CPU names CPU `leader` as the lowest

@@ -2,8 +2,8 @@
 
 use nohz::KickDecision;
 use nohz::Policy;
-use nohz::for_each_policy;
-use nohz::testing::{Event, World};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, World};
 
 fn snapshot_of_idle_cpu_is_taken_each_tick<P: Policy>() {
     let w = World::<P>::new(4);

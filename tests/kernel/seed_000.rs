@@ -1,8 +1,8 @@
 //! Seed 000 side by side: `Legacy` (v6.19) against `Patched`.
 
-use nohz::testing::World;
 use nohz::{KickDecision, KickOutcome};
 use nohz::{Legacy, NohzFlags, Patched, Policy};
+use nohz_testing::World;
 
 /// The counter is a second shared word written on every registration and exit; the mask is
 /// the only one under `Patched`. Same decisions otherwise.

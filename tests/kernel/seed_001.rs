@@ -4,8 +4,8 @@
 
 use nohz::KickOutcome;
 use nohz::platform::TickHardware;
-use nohz::testing::{Event, START_NS, World};
 use nohz::{Legacy, NohzFlags, Patched, Policy};
+use nohz_testing::{Event, START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

@@ -3,8 +3,8 @@
 
 use nohz::Policy;
 use nohz::TICK_DEP_SCHED;
-use nohz::for_each_policy;
-use nohz::testing::{START_NS, World};
+use nohz_testing::for_each_policy;
+use nohz_testing::{START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

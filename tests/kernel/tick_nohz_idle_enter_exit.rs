@@ -1,9 +1,9 @@
 //! `tick_nohz_idle_enter`, `tick_nohz_idle_exit`, `tick_nohz_restart_sched_tick`,
 //! `tick_nohz_idle_restart_tick`.
 
-use nohz::for_each_policy;
-use nohz::testing::{Event, START_NS, World};
 use nohz::{Policy, TsFlags, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

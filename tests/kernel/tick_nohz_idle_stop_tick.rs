@@ -1,8 +1,8 @@
 //! `tick_nohz_idle_stop_tick`: stop or retain in the idle loop, and register for idle balancing.
 
-use nohz::for_each_policy;
-use nohz::testing::{START_NS, World};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::for_each_policy;
+use nohz_testing::{START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

@@ -1,8 +1,8 @@
 //! `tick_nohz_irq_enter` and `tick_nohz_irq_exit`.
 
-use nohz::for_each_policy;
-use nohz::testing::{START_NS, World};
 use nohz::{Policy, TsFlags};
+use nohz_testing::for_each_policy;
+use nohz_testing::{START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

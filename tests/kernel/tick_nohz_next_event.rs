@@ -1,9 +1,9 @@
 //! `tick_nohz_next_event`: keep ticking or how long to sleep.
 
-use nohz::for_each_policy;
 use nohz::platform::KTIME_MAX;
-use nohz::testing::{START_NS, World};
 use nohz::{Policy, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

@@ -1,9 +1,9 @@
 //! `tick_nohz_stop_tick`: the only place the tick stops.
 
-use nohz::for_each_policy;
 use nohz::platform::{KTIME_MAX, TickHardware};
-use nohz::testing::{Event, START_NS, World};
 use nohz::{Policy, TsFlags, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, START_NS, World};
 
 const TICK: u64 = 1_000_000;
 

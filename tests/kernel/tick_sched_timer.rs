@@ -1,9 +1,10 @@
 //! The sched timer firing: timekeeping takeover, `idle_jiffies`, re-arming, `sched_tick`.
 
-use nohz::KickDecision;
-use nohz::for_each_policy;
-use nohz::testing::{Event, START_NS, World};
+use nohz::platform::TickHardware;
+use nohz::{KickDecision, TimerTick};
 use nohz::{Policy, Warning};
+use nohz_testing::for_each_policy;
+use nohz_testing::{Event, START_NS, World};
 
 const TICK: u64 = 1_000_000;
 
@@ -97,7 +98,57 @@ fn a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed<P: Poli
     assert_eq!(w.mask(), [2]);
 }
 
+/// `timer_interrupt` runs the tick only once the sched timer expired: an early interrupt (a
+/// clock-event device on another clock) re-arms the timer for the same expiry and runs no
+/// tick, and so does the interrupt of a timer the crate cancelled; the interrupt's entry and
+/// exit run all the same.
+fn a_timer_interrupt_runs_the_tick_only_once_the_timer_expired<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c1 = w.cpu(1);
+    w.busy(1, 1);
+    w.m.cpu_starting(c1, &*w.p);
+    let expiry = START_NS + TICK;
+    assert_eq!(w.p.tick_expiry(c1), expiry);
+    // 1 ns early: re-armed for the same expiry, nothing else.
+    w.p.set_time_ns(expiry - 1);
+    w.p.take_events();
+    assert_eq!(w.m.timer_interrupt(c1, &*w.p), TimerTick::NotDue);
+    assert_eq!(
+        w.events(),
+        [Event::ProgramTick {
+            cpu: c1,
+            expires: expiry
+        }]
+    );
+    assert_eq!(w.p.tick_expiry(c1), expiry, "the same expiry");
+    // At the expiry: the tick runs and re-arms one period on.
+    w.p.set_time_ns(expiry);
+    w.p.take_events();
+    assert!(w.m.timer_interrupt(c1, &*w.p).ran());
+    assert!(w.events().contains(&Event::ProgramTick {
+        cpu: c1,
+        expires: expiry + TICK
+    }));
+    // CPU 2 idles with nothing to wake for: its timer is cancelled. An interrupt of it that
+    // slipped through runs no tick.
+    let c2 = w.cpu(2);
+    w.idle(2);
+    w.m.cpu_starting(c2, &*w.p);
+    w.m.tick_nohz_idle_enter(c2, &*w.p);
+    w.m.tick_nohz_idle_stop_tick(c2, &*w.p);
+    assert!(w.ts(2).tick_stopped());
+    assert!(w.events().contains(&Event::CancelTick { cpu: c2 }));
+    w.p.set_time_ns(expiry + 5 * TICK);
+    w.p.take_events();
+    let idle_jiffies = w.ts(2).idle_jiffies();
+    assert_eq!(w.m.timer_interrupt(c2, &*w.p), TimerTick::NotDue);
+    assert!(w.events().is_empty(), "no re-arm, no tick");
+    assert_eq!(w.ts(2).idle_jiffies(), idle_jiffies, "no idle tick counted");
+    assert_eq!(w.warnings(), 0);
+}
+
 for_each_policy!(
+    a_timer_interrupt_runs_the_tick_only_once_the_timer_expired,
     a_periodic_tick_rearms_and_runs_the_scheduler_tick,
     the_timekeeper_updates_jiffies_and_a_free_duty_is_taken,
     an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full,

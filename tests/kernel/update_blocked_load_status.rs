@@ -3,9 +3,9 @@
 //! and went idle again) must survive the clear, and a later STATS pass must decay it again.
 
 use nohz::IlbPass;
-use nohz::for_each_policy;
-use nohz::testing::World;
 use nohz::{NohzFlags, Policy};
+use nohz_testing::World;
+use nohz_testing::for_each_policy;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

@@ -13,14 +13,14 @@
 use crate::machine::{Sut, View, diff, sut_view};
 use crate::reference::{Call, KeyOp, Knob, Pol, Step, Wk};
 use crate::state_machine::{machine, replay};
-use nohz::for_each_policy;
 use nohz::platform::TickHardware;
-use nohz::testing::{TestSleepable, World};
 use nohz::{
     CpuError, CpuId, Jiffies, Legacy, NohzFlags, NrCpuIds, Patched, Policy, StaticKey,
     StaticKeyError, Warning, Warnings,
 };
 use nohz::{InitError, TopologyError};
+use nohz_testing::for_each_policy;
+use nohz_testing::{TestSleepable, World};
 use proptest::prelude::*;
 
 const N: usize = crate::reference::N;

@@ -20,9 +20,9 @@ use nohz::TICK_DEP_SCHED;
 use nohz::platform::{
     CpuIdleType, CpuState, NewidleDomain, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware,
 };
-use nohz::testing::{Event, HostPlatform, TestSleepable, World};
 use nohz::{CpuId, Jiffies, NrCpuIds, Policy, StaticKeyError, Warning};
 use nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
+use nohz_testing::{Event, HostPlatform, TestSleepable, World};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::Arc;

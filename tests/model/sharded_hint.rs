@@ -19,8 +19,8 @@
 use crate::machine::{Sut, diff, sut_view};
 use crate::reference::{Decision, Model, Outcome, Step};
 use crate::state_machine::{NohzSm, machine};
-use nohz::testing::ShardedHint;
 use nohz::{Jiffies, Patched};
+use nohz_testing::ShardedHint;
 use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state_machine};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

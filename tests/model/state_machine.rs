@@ -8,8 +8,8 @@ use crate::reference::{
     Call, Config, Decision, Ev, Model, Outcome, PassEnd, Pol, STATS, Step, StopFacts, Wk,
 };
 use crate::strategy;
-use nohz::testing::ShardedStrict;
 use nohz::{Legacy, Patched, Policy, Scalable};
+use nohz_testing::ShardedStrict;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};

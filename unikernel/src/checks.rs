@@ -23,7 +23,7 @@ pub fn idle_cpu<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
 
 /// Whether CPU `i`'s tick is stopped.
 pub fn tick_stopped<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
-    k.0.tick_nohz_tick_stopped(cpu(k, i))
+    k.0.tick_sched(cpu(k, i)).tick_stopped()
 }
 
 /// Whether CPU `i` is in `nohz.idle_cpus_mask`.

@@ -5,8 +5,8 @@
 //! `platform.rs` are the glue whose lines `ci/unikernel.sh` counts.
 
 use crate::hw::{self, idt};
-use crate::kernel::{self, Kernel, NR};
-use nohz::{CpuId, IdleExit, Policy};
+use crate::kernel::{self, Kernel, NR, Queue};
+use nohz::{CpuId, IdleExit, Policy, RqFacts};
 
 fn cpu<P: Policy>(k: &Kernel<P>, i: usize) -> CpuId<NR> {
     k.0.cpu(i)
@@ -17,10 +17,8 @@ fn cpu<P: Policy>(k: &Kernel<P>, i: usize) -> CpuId<NR> {
 pub fn boot<P: Policy>(k: &Kernel<P>, n: usize, full: &[usize]) {
     k.0.init(n, 0, k)
         .unwrap_or_else(|_| hw::fatal("Machine::init"));
-    for &i in full {
-        k.0.nohz_full().set(cpu(k, i));
-        k.0.housekeeping().clear(cpu(k, i));
-    }
+    k.0.tick_nohz_full_setup(full.iter().copied())
+        .unwrap_or_else(|_| hw::fatal("nohz_full"));
     k.0.enable_sched_clock_irqtime();
 }
 
@@ -37,10 +35,8 @@ pub fn interrupt<P: Policy>(k: &Kernel<P>, vector: u8) {
     let c = cpu(k, i);
     match vector {
         _ if !m.cpu_online(c) => {}
-        idt::TIMER_VECTOR if kernel::tick_due(i) => {
-            m.timer_interrupt(c, k);
-            kernel::on_tick(k, i);
-        }
+        idt::TIMER_VECTOR if m.timer_interrupt(c, k).ran() => kernel::on_tick(k, i),
+        idt::TIMER_VECTOR => {}
         idt::KICK_VECTOR => kernel::kick_handled(i, m.kick_interrupt(c, k).is_some()),
         _ => {
             m.irq_enter(c, k);
@@ -49,17 +45,11 @@ pub fn interrupt<P: Policy>(k: &Kernel<P>, vector: u8) {
     }
 }
 
-/// CPU `i` switches to its idle task (`idle`) or to a task.
-pub fn switch_to<P: Policy>(k: &Kernel<P>, i: usize, idle: bool) {
-    k.0.rq(cpu(k, i)).set_curr_is_idle(idle);
-}
-
-/// CPU `i`'s run queue holds `queued` tasks besides the one running (if any): the counts the
-/// kick reads, and a NO_HZ_FULL CPU's tick dependency.
-pub fn publish<P: Policy>(k: &Kernel<P>, i: usize, queued: usize) {
-    let c = cpu(k, i);
-    let n = (queued + usize::from(!k.0.rq(c).curr_is_idle())) as u32;
-    k.0.update_nr_running(c, n, n, k);
+/// CPU `i`'s run queue changed (a task queued, picked or moved; a switch to or from idle),
+/// under its lock.
+pub fn publish<P: Policy>(k: &Kernel<P>, i: usize, q: &Queue) {
+    let n = (q.len() + usize::from(!q.curr_idle)) as u32;
+    k.0.update_rq(cpu(k, i), RqFacts::one_class(n, q.curr_idle), k);
 }
 
 /// `sched_balance_newidle` on CPU `i`: whether a task was pulled.

@@ -65,10 +65,12 @@ impl Task {
     }
 }
 
-/// A FIFO run queue of fixed capacity.
+/// A FIFO run queue of fixed capacity, and whether the CPU runs its idle task.
 pub struct Queue {
     tasks: [Task; QCAP],
     len: usize,
+    /// The idle task is current (`rq->curr == rq->idle`); set by the scheduler loop.
+    pub curr_idle: bool,
 }
 
 impl Queue {
@@ -76,6 +78,7 @@ impl Queue {
         Queue {
             tasks: [Task::NONE; QCAP],
             len: 0,
+            curr_idle: true,
         }
     }
     /// Queued tasks.
@@ -246,7 +249,7 @@ pub fn enqueue<P: Policy>(k: &Kernel<P>, i: usize, tasks: &[Task]) {
         for &t in tasks {
             q.push(t);
         }
-        glue::publish(k, i, q.len());
+        glue::publish(k, i, &q);
     }
     wake(i);
 }
@@ -279,7 +282,7 @@ pub fn pull<P: Policy>(k: &Kernel<P>, to: usize, want: usize) -> usize {
             moved[n] = q.remove(pos);
             n += 1;
         }
-        glue::publish(k, from, q.len());
+        glue::publish(k, from, &q);
     }
     if n > 0 {
         CPUS[to].pulled_in.fetch_add(n as u64, Relaxed);
@@ -321,21 +324,6 @@ pub fn irq_enter(i: usize) {
     }
 }
 
-/// The LAPIC timer fired: is the sched timer due? (A one-shot count can end a little before
-/// the TSC reaches the expiry; it is re-armed for the rest, and the tick waits.)
-pub fn tick_due(i: usize) -> bool {
-    let c = &CPUS[i];
-    if !c.tick_armed.load(Relaxed) {
-        return false;
-    }
-    if hw::apic::now_ns() < c.tick_expiry.load(Relaxed) {
-        apply_timer(i);
-        return false;
-    }
-    c.tick_armed.store(false, Relaxed);
-    true
-}
-
 /// After the crate's tick: count it, and end the running task's slice if others wait.
 pub fn on_tick<P: Policy>(k: &Kernel<P>, i: usize) {
     let c = &CPUS[i];
@@ -374,8 +362,8 @@ fn pick<P: Policy>(k: &Kernel<P>, i: usize) -> Option<Task> {
                 break t;
             }
         };
-        glue::switch_to(k, i, false);
-        glue::publish(k, i, q.len());
+        q.curr_idle = false;
+        glue::publish(k, i, &q);
         task
     };
     CPUS[i].started.fetch_add(1, Relaxed);
@@ -407,13 +395,13 @@ fn run<P: Policy>(k: &Kernel<P>, i: usize, mut task: Task) {
             let mut q = c.rq.lock();
             if !q.is_empty() || hotplug {
                 q.push(task);
-                glue::publish(k, i, q.len());
+                glue::publish(k, i, &q);
                 return;
             }
         }
     }
-    let queued = c.rq.lock().len();
-    glue::publish(k, i, queued);
+    let q = c.rq.lock();
+    glue::publish(k, i, &q);
 }
 
 /// Takes CPU `i` down (its hotplug thread: this loop), parks it with its timer stopped until
@@ -426,18 +414,20 @@ fn hotplug_cycle<P: Policy>(k: &Kernel<P>, i: usize) {
     while let (Some(t), Some(to)) = (q.pop_front(), target) {
         enqueue(k, to, &[t]);
     }
-    drop(q);
     // The hotplug thread runs on the CPU.
-    glue::switch_to(k, i, false);
-    glue::publish(k, i, 0);
+    q.curr_idle = false;
+    glue::publish(k, i, &q);
+    drop(q);
     let deactivated = glue::deactivate(k, i);
     // From here no nohz kick may reach it (send_kick checks), and it is out of the mask.
     c.down.store(true, Relaxed);
     let out = !checks::in_idle_mask(k, i);
     let died = glue::die(k, i);
     c.online.store(false, Relaxed);
-    glue::switch_to(k, i, true);
-    glue::publish(k, i, 0);
+    let mut q = c.rq.lock();
+    q.curr_idle = true;
+    glue::publish(k, i, &q);
+    drop(q);
     if !(deactivated && out && died) {
         VIOLATIONS.fetch_add(1, Relaxed);
     }
@@ -463,8 +453,10 @@ fn idle<P: Policy>(k: &Kernel<P>, i: usize) {
     let c = &CPUS[i];
     c.rcu.fetch_add(1, Relaxed);
     c.idle_entries.fetch_add(1, Relaxed);
-    glue::switch_to(k, i, true);
-    glue::publish(k, i, c.rq.lock().len());
+    let mut q = c.rq.lock();
+    q.curr_idle = true;
+    glue::publish(k, i, &q);
+    drop(q);
     // Idle adds blocked load for the ILB to decay.
     c.blocked_load.store(4, Relaxed);
     c.calls_at_entry.store(checks::idle_calls(k, i), Relaxed);

@@ -6,22 +6,19 @@ use crate::kernel::{self, CPUS, HZ, Kernel, NR};
 use core::sync::atomic::Ordering::Relaxed;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, NewidleOutcome, Softirq, TickHardware,
-    Topology, tick_nsec,
+    Topology,
 };
-use nohz::{CpuId, Jiffies, JiffiesCell, Policy};
-use spin::Mutex;
+use nohz::{CpuId, Jiffies, Policy, Timekeeper};
 
 type Cpu = CpuId<NR>;
 
-/// Jiffies, advanced by the timekeeper's tick.
-static JIFFIES: JiffiesCell = JiffiesCell::new(Jiffies::initial(HZ));
-/// When jiffies last advanced (ns); the lock makes (jiffies, last update) consistent.
-static LAST_UPDATE: Mutex<u64> = Mutex::new(0);
+/// Jiffies, kept by the crate's timekeeper from the TSC clock.
+static TIME: Timekeeper<HZ> = Timekeeper::new();
 
 impl<P: Policy> Clock for Kernel<P> {
     const HZ: u32 = HZ;
     fn jiffies(&self) -> Jiffies {
-        JIFFIES.get()
+        TIME.jiffies()
     }
 }
 impl<P: Policy> CpuState<NR> for Kernel<P> {
@@ -54,7 +51,7 @@ impl<P: Policy> Balance<NR> for Kernel<P> {
     }
     fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
         let idle = kernel::balance(self, by.index(), cpu.index(), idle == CpuIdleType::Idle);
-        JIFFIES.get().add(if idle { 4 } else { 16 })
+        TIME.jiffies().add(if idle { 4 } else { 16 })
     }
     fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
         let pulled_task = kernel::pull(self, cpu.index(), 1) > 0;
@@ -69,14 +66,10 @@ impl<P: Policy> TickHardware<NR> for Kernel<P> {
         now_ns()
     }
     fn jiffies_update(&self) -> (Jiffies, u64) {
-        let last = LAST_UPDATE.lock();
-        (JIFFIES.get(), *last)
+        TIME.jiffies_update()
     }
     fn update_jiffies(&self, now: u64) {
-        let mut last = LAST_UPDATE.lock();
-        let ticks = now.saturating_sub(*last) / tick_nsec(HZ);
-        JIFFIES.advance(ticks as usize);
-        *last += ticks * tick_nsec(HZ);
+        TIME.update(now);
     }
     fn program_tick(&self, cpu: Cpu, expires: u64) {
         kernel::set_timer(cpu.index(), Some(expires));

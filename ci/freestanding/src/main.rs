@@ -115,7 +115,7 @@ fn run_machine() -> usize {
     MACHINE.do_idle(c1, k);
     // CPU 0's timer interrupt (irq entry, the tick, irq exit with the softirq), then the
     // nohz IPI on CPU 1.
-    MACHINE.timer_interrupt(c0, k);
+    let _ = MACHINE.timer_interrupt(c0, k);
     MACHINE.kick_interrupt(c1, k);
     // CPU 1 goes down and comes back.
     let down = MACHINE.sched_cpu_deactivate(c1, k).is_ok() && MACHINE.cpu_dying(c1, k).is_ok();

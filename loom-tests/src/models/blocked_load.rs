@@ -26,14 +26,14 @@
 //! set is coherence of one location (the single-writer set count), and the link between a set
 //! and its load is the mutex's own release/acquire. So
 //! there is no site to weaken here; what the model kills is the *unconditional* clear
-//! ([`Clear::Unconditional`], through `nohz::testing::clear_has_blocked_load_unconditionally`),
+//! ([`Clear::Unconditional`], through `nohz_testing::clear_has_blocked_load_unconditionally`),
 //! the order the crate had before.
 
 use loom::sync::atomic::{AtomicBool, Ordering::Acquire, Ordering::Release};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use nohz::testing::{Event, World, clear_has_blocked_load_unconditionally, set_busy, set_idle};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::{Event, World, clear_has_blocked_load_unconditionally, set_busy, set_idle};
 use std::sync::atomic::{AtomicBool as StdBool, Ordering::Relaxed};
 
 /// The outcomes the race must reach.

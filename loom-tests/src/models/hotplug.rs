@@ -20,9 +20,9 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
-use nohz::testing::{World, set_busy, set_idle};
 use nohz::{KickDecision, KickOutcome};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::{World, set_busy, set_idle};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

@@ -16,8 +16,8 @@
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering, Ordering::Relaxed, Ordering::SeqCst};
 use loom::thread;
-use nohz::testing::{World, set_idle};
 use nohz::{IdleExit, KickOutcome, NohzFlags, Patched, Warning};
+use nohz_testing::{World, set_idle};
 
 /// The assertion message of a stranded kick; `#[should_panic(expected = ...)]` matches it.
 pub const STRANDED: &str = "a kick stranded";

@@ -17,8 +17,8 @@
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use nohz::Policy;
-use nohz::testing::{TestSleepable, World};
 use nohz::{IrqContext, IrqTime};
+use nohz_testing::{TestSleepable, World};
 
 /// The assertion message when irq time was accounted after `disable` returned;
 /// `#[should_panic(expected = ...)]` tests match on it.

@@ -20,9 +20,9 @@
 //! | [`idle_flush`] | the elided kick IPI (`set_nr_if_polling`) against `do_idle`'s exit flush: no kick stranded behind a busy csd | none: the crate's accesses are `Relaxed`; it kills the kernel-step mutant `IdleExitNoFlush` (`ci/patch-mutants.py`) and either half of the platform's contract made `Relaxed` |
 //! | [`blocked_load`] | `update_blocked_load_status`: the ILB's clear of `rq.has_blocked_load` against the owner's new set | none: all `Relaxed`; it kills the unconditional clear |
 //!
-//! Every model boots its machine with the shared rig (`nohz::testing::World::shared`: every
+//! Every model boots its machine with the shared rig (`nohz_testing::World::shared`: every
 //! CPU of its capacity, the clock at 0, the machine and platform in loom `Arc`s) and plays the
-//! scheduler's side with `nohz::testing::{set_busy, set_idle}`.
+//! scheduler's side with `nohz_testing::{set_busy, set_idle}`.
 //!
 //! Every model declares the outcomes its race must reach (`CASES`); the tests assert that each
 //! was reached by some execution, so no model passes by never exploring its race.

@@ -8,8 +8,8 @@
 //! `NOHZ_ILB_FENCE`); each weakening of either fence fails.
 
 use loom::thread;
-use nohz::testing::{Event, World};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::{Event, World};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

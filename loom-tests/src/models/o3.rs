@@ -11,8 +11,8 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use loom::thread;
 use nohz::KickOutcome;
-use nohz::testing::{HostPlatform, World};
 use nohz::{NohzFlags, Patched, Warning};
+use nohz_testing::{HostPlatform, World};
 
 type M = nohz::machine!(Patched, 3);
 type P = HostPlatform<3>;

@@ -17,8 +17,8 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::thread;
 use nohz::Policy;
-use nohz::testing::{Event, World, set_busy};
 use nohz::{KickDecision, KickOutcome};
+use nohz_testing::{Event, World, set_busy};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

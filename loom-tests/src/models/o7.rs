@@ -13,8 +13,8 @@
 //!   expected-failure test.
 
 use loom::thread;
-use nohz::testing::{Event, World};
 use nohz::{Jiffies, Machine, NohzFlags, Policy};
+use nohz_testing::{Event, World};
 
 /// CPU 2 registered before the threads (so both flags are 1); main = ILB (CPU 0) runs a
 /// STATS|NEXT pass while a spawned CPU 1 registers (`o1_o2::race` with a CPU registered

@@ -20,8 +20,8 @@ use loom::sync::atomic::Ordering::SeqCst;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Release};
 use loom::thread;
 use nohz::KickOutcome;
-use nohz::testing::{Event, HostPlatform, World, set_busy};
 use nohz::{NohzFlags, Policy, Warning};
+use nohz_testing::{Event, HostPlatform, World, set_busy};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

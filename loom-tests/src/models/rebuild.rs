@@ -20,7 +20,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering, fence};
 use loom::thread;
 use nohz::Policy;
-use nohz::testing::{World, set_busy, set_idle};
+use nohz_testing::{World, set_busy, set_idle};
 
 /// The outcomes the race must reach.
 pub const CASES: &[&str] = &[

@@ -10,8 +10,8 @@
 //! the model's first assertion fails, which the tests keep as an expected failure.
 
 use loom::thread;
-use nohz::testing::{Event, START_NS, World, set_busy, set_idle};
 use nohz::{NohzFlags, Policy};
+use nohz_testing::{Event, START_NS, World, set_busy, set_idle};
 
 /// The assertion message when the idle NO_HZ_FULL CPU is not in the idle mask (the pre-seed
 /// bug); `#[should_panic(expected = ...)]` tests match on it.

@@ -20,8 +20,8 @@
 use loom::sync::atomic::{AtomicU64, Ordering, fence};
 use loom::thread;
 use nohz::beyond::sharded::{Contiguous, LowestId};
-use nohz::testing::{Event, World, set_busy, set_idle};
 use nohz::{CpuId, Machine, NohzFlags, Policy, Sharded};
+use nohz_testing::{Event, World, set_busy, set_idle};
 
 /// The models' policy: `LowestId` (so which shard the GC visits first is fixed), `Hint`, one
 /// CPU per shard unless a model maps them otherwise (`set_shard_map`).

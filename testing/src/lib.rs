@@ -1,7 +1,6 @@
-//! Host implementations of the platform traits, for tests, loom models, the harness and
-//! benches (feature `testing`; uses `std`, so a kernel never enables it), and the shared test
-//! rig built on them: [`World`] (a machine and its platform) and
-//! [`for_each_policy!`](crate::for_each_policy) (one test per policy).
+//! The host test rig of `nohz`: implementations of the platform traits for tests, loom models,
+//! the harness and benches (std), and the shared test rig built on them: [`World`] (a machine
+//! and its platform) and [`for_each_policy!`] (one test per policy). A kernel never links it.
 //!
 //! # Design
 //!
@@ -10,32 +9,45 @@
 //! action the crate asks for, in order, as an [`Event`], so a test can assert exactly which
 //! IPIs were sent, which softirqs raised and which runqueues were balanced by whom.
 //!
-//! The state is built from `crate::sync` atomics, so inside a loom model the platform's racy
-//! fields are explored like the crate's own. The event log is a `std` mutex held only for a
-//! `Vec` push (no loom operation inside), so it never blocks a loom thread.
+//! The state is built from this crate's `sync` atomics (loom's under `--cfg nohz_loom`, as
+//! `nohz`'s own are), so inside a loom model the platform's racy fields are explored like the
+//! crate's. The event log is a `std` mutex held only for a `Vec` push (no loom operation
+//! inside), so it never blocks a loom thread.
 //!
 //! [`World`] (`world.rs`) is the one rig the kernel-path tests, the property tests and the
 //! loom models build their machines with; its design notes are on the type.
+//!
+//! The rig reaches the crate's internals through `nohz`'s `testing` feature (hidden from its
+//! docs); the planted bugs the harness's soak uses stay in `nohz` (they replay internal steps
+//! in orders the crate forbids) and are re-exported here.
 
-extern crate std;
+#![deny(missing_docs)]
 
-mod plant;
 mod world;
 
-pub use plant::{nohz_csd_ipi_without_release, sched_cpu_deactivate_old_order};
+/// The one source of this rig's atomics: loom's under `--cfg nohz_loom`, `core`'s otherwise,
+/// as `nohz`'s own `sync` switches.
+mod sync {
+    #[cfg(not(nohz_loom))]
+    pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+    #[cfg(nohz_loom)]
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+}
+
+pub use nohz::internals::{
+    clear_has_blocked_load_unconditionally, nohz_csd_ipi_without_release,
+    sched_cpu_deactivate_old_order,
+};
 
 pub use world::{CPUS, START_JIFFIES, ShardedHint, ShardedStrict, World, set_busy, set_idle};
 
-use crate::cpu::{CpuId, NrCpuIds};
-use crate::fair::rq::Rq;
-use crate::jiffies::{Jiffies, JiffiesCell};
-use crate::platform::{
+use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleDomain,
     NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
 };
-use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use nohz::{CpuId, Jiffies, JiffiesCell, NrCpuIds};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::vec::Vec;
+use sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// One action the crate asked the platform to perform.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,15 +128,6 @@ pub enum Event<const N: usize> {
         /// The CPU reported dead.
         cpu: CpuId<N>,
     },
-}
-
-/// The `rq.has_blocked_load` clear as the crate made it before it became conditional: after
-/// the platform's decay, outside the rq lock, whatever the owner set since the decay began.
-///
-/// It exists only so that a loom model (`loom-tests`, `blocked_load`) can play that order and
-/// show the set it erases; nothing in the crate calls it, and no platform should.
-pub fn clear_has_blocked_load_unconditionally(rq: &Rq) {
-    rq.clear_has_blocked_load_unconditionally();
 }
 
 /// A context that may sleep, for tests (`MaySleep`): the tests play the kernel's late
@@ -270,7 +273,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             blocked_remains: per_cpu(false),
             balance_interval: AtomicUsize::new(4),
             this_cpu: AtomicU32::new(NONE),
-            arch_capacity: AtomicUsize::new(crate::platform::SCHED_CAPACITY_SCALE as usize),
+            arch_capacity: AtomicUsize::new(nohz::platform::SCHED_CAPACITY_SCALE as usize),
             imbalance_pct: AtomicU32::new(117),
             asym_priority: (0..N).map(|_| AtomicU32::new(NONE)).collect(),
             asym_cpucapacity: AtomicBool::new(false),
@@ -287,7 +290,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             tick: TickState {
                 now: AtomicU64::new(START_NS),
                 last_jiffies_update: AtomicU64::new(START_NS),
-                max_deferment: AtomicU64::new(10 * crate::platform::NSEC_PER_SEC),
+                max_deferment: AtomicU64::new(10 * nohz::platform::NSEC_PER_SEC),
                 needs_tick: per_cpu(false),
                 next_timer: (0..N).map(|_| AtomicU64::new(KTIME_MAX)).collect(),
                 base_refuses_idle: per_cpu(false),
@@ -436,7 +439,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
         self.tick.base_idle[cpu.index()].load(Relaxed)
     }
 
-    /// Pending softirqs on `cpu` ([`softirq`](crate::platform::softirq) bits).
+    /// Pending softirqs on `cpu` ([`softirq`](nohz::platform::softirq) bits).
     pub fn set_softirq_pending(&self, cpu: CpuId<N>, bits: u32) {
         self.tick.softirq_pending[cpu.index()].store(bits, Relaxed);
     }
@@ -775,7 +778,7 @@ impl<const N: usize, const HZ: u32> IdleHooks<N> for HostPlatform<N, HZ> {
 #[cfg(all(test, not(nohz_loom)))]
 mod tests {
     use super::*;
-    use crate::platform::Platform;
+    use nohz::platform::Platform;
 
     fn assert_platform<P: Platform<8>>(_: &P) {}
 

@@ -20,12 +20,8 @@
 //! boot or a rebuild the platform's topology refuses): the rig is test code, its panics are
 //! test failures.
 
-extern crate std;
-
 use super::{Event, HostPlatform};
-use crate::fair::rq::Rq;
-use crate::{CpuId, Jiffies, KickDecision, Machine, NrCpuIds, Policy, TickSched};
-use std::vec::Vec;
+use nohz::{CpuId, Jiffies, KickDecision, Machine, NrCpuIds, Policy, Rq, TickSched};
 
 // The pointer a World shares its machine and platform through: loom's under loom, so that
 // models clone and drop them as loom objects, exactly as they did with their own.
@@ -57,7 +53,7 @@ pub fn set_idle(rq: &Rq) {
     rq.set_h_nr_runnable(0);
 }
 
-/// A machine of capacity `N` CPUs (`W` mask words, at least [`mask_words(N)`](crate::mask_words):
+/// A machine of capacity `N` CPUs (`W` mask words, at least [`mask_words(N)`](nohz::mask_words):
 /// the machine does not build with fewer; the default 1 covers up to 64 CPUs) under policy `P`,
 /// and the recording host platform it runs on.
 ///
@@ -288,20 +284,20 @@ impl<P: Policy, const N: usize, const W: usize> World<P, N, W> {
 /// runs (the strict differential of spec `sharded-idle.md` §2.9): contiguous shards of 2 CPUs
 /// (up to 32 shards, so every world of up to 64 CPUs fits), `find_new_ilb` in ascending ids,
 /// the `Validated` emptiness test.
-pub type ShardedStrict = crate::Sharded<
+pub type ShardedStrict = nohz::Sharded<
     32,
-    crate::beyond::sharded::Contiguous<2>,
-    crate::beyond::sharded::LowestId,
-    crate::beyond::sharded::Validated,
+    nohz::beyond::sharded::Contiguous<2>,
+    nohz::beyond::sharded::LowestId,
+    nohz::beyond::sharded::Validated,
 >;
 
 /// [`ShardedStrict`] with the shipped `Hint` emptiness test: the configuration the
 /// per-policy tests run with the one documented divergence allowed and counted.
-pub type ShardedHint = crate::Sharded<
+pub type ShardedHint = nohz::Sharded<
     32,
-    crate::beyond::sharded::Contiguous<2>,
-    crate::beyond::sharded::LowestId,
-    crate::beyond::sharded::Hint,
+    nohz::beyond::sharded::Contiguous<2>,
+    nohz::beyond::sharded::LowestId,
+    nohz::beyond::sharded::Hint,
 >;
 
 /// Expands generic test functions into one `#[test]` per policy: for each `name`, a
@@ -315,33 +311,34 @@ pub type ShardedHint = crate::Sharded<
 ///
 /// ```
 /// use nohz::Policy;
-/// use nohz::testing::World;
+/// use nohz_testing::World;
 ///
 /// fn a_booted_world_has_no_idle_cpu_registered<P: Policy>() {
 ///     assert!(World::<P>::new(4).mask().is_empty());
 /// }
 ///
 /// // In a test crate: tests `patched::a_booted_world_...`, `legacy::...`, `scalable::...`.
-/// nohz::for_each_policy!(a_booted_world_has_no_idle_cpu_registered);
+/// // (It needs `nohz` as a dependency too: the expansion names its policies.)
+/// nohz_testing::for_each_policy!(a_booted_world_has_no_idle_cpu_registered);
 /// # fn main() {}
 /// ```
 #[macro_export]
 macro_rules! for_each_policy {
     ($($name:ident),* $(,)?) => {
         mod patched {
-            $(#[test] fn $name() { super::$name::<$crate::Patched>() })*
+            $(#[test] fn $name() { super::$name::<::nohz::Patched>() })*
         }
         mod legacy {
-            $(#[test] fn $name() { super::$name::<$crate::Legacy>() })*
+            $(#[test] fn $name() { super::$name::<::nohz::Legacy>() })*
         }
         mod scalable {
-            $(#[test] fn $name() { super::$name::<$crate::Scalable>() })*
+            $(#[test] fn $name() { super::$name::<::nohz::Scalable>() })*
         }
         mod sharded {
-            $(#[test] fn $name() { super::$name::<$crate::testing::ShardedStrict>() })*
+            $(#[test] fn $name() { super::$name::<$crate::ShardedStrict>() })*
         }
         mod sharded_hint {
-            $(#[test] fn $name() { super::$name::<$crate::testing::ShardedHint>() })*
+            $(#[test] fn $name() { super::$name::<$crate::ShardedHint>() })*
         }
     };
 }

@@ -3,10 +3,11 @@
 //! checks catch them. Nothing in the crate calls these, and no platform should.
 //!
 //! The third planted bug the soak uses, the ILB pass's fence removed, needs the pass itself
-//! to change; it is [`crate::sync::probe::weaken_globally`], present only in probe builds
+//! to change; it is `nohz::sync::probe::weaken_globally`, present only in probe builds
 //! (`--cfg nohz_probe`).
 
 use crate::cpu::CpuId;
+use crate::fair::rq::Rq;
 use crate::machine::Machine;
 use crate::platform::Platform;
 use crate::policy::Policy;
@@ -61,4 +62,13 @@ pub fn nohz_csd_ipi_without_release<P: Policy, Pl: Platform<N>, const N: usize, 
         crate::sched_core::nohz_csd_func(&m.cpus, &m.fair, cpu, plat);
     }
     queued
+}
+
+/// The `rq.has_blocked_load` clear as the crate made it before it became conditional: after
+/// the platform's decay, outside the rq lock, whatever the owner set since the decay began.
+///
+/// It exists only so that a loom model (`loom-tests`, `blocked_load`) can play that order and
+/// show the set it erases; nothing in the crate calls it, and no platform should.
+pub fn clear_has_blocked_load_unconditionally(rq: &Rq) {
+    rq.clear_has_blocked_load_unconditionally();
 }
