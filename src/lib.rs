@@ -4,7 +4,7 @@
 //! # Getting started
 //!
 //! A kernel declares one [`Machine`] as a `static`, implements the [`platform`] traits for a
-//! type of its own (fifteen methods have no default), and calls the machine's entry points
+//! type of its own (fourteen methods have no default), and calls the machine's entry points
 //! from its interrupt handlers, scheduler and idle loop:
 //!
 //! | when | on which CPU, in which context | call |
@@ -13,7 +13,7 @@
 //! | a CPU's timer is set up (every CPU, the boot CPU too, and a CPU coming back) | that CPU, IRQs off | [`Machine::cpu_starting`] |
 //! | the sched timer's interrupt | that CPU, IRQs off | [`Machine::timer_interrupt`] |
 //! | the nohz kick IPI | the kicked CPU, IRQs off | [`Machine::kick_interrupt`] |
-//! | any other interrupt | first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
+//! | any other interrupt (a device, a reschedule IPI) | that CPU, IRQs off | [`Machine::interrupt`] around its handler, or [`Machine::irq_enter`] first and [`Machine::irq_exit`] last |
 //! | a task is queued, dequeued or moved; the CPU switches to or from its idle task | any CPU, under the kernel's run-queue lock | [`Machine::update_rq`] (the counts and the idle task together; a NO_HZ_FULL CPU's tick dependency follows them), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
 //! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | any CPU | [`Machine::tick_dep_set_cpu`] / [`Machine::tick_dep_clear_cpu`] |
@@ -72,18 +72,14 @@
 //!     }
 //! }
 //! impl Softirq<NR_CPUS> for Kernel {}
-//! impl Topology<NR_CPUS> for Kernel {
-//!     fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
-//!         MACHINE.cpu(0).ok()
-//!     }
-//! }
+//! impl Topology<NR_CPUS> for Kernel {} // one LLC: CPU 0 leads it
 //! impl Balance<NR_CPUS> for Kernel {
 //!     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
 //!         BALANCED.fetch_add(1, Relaxed); // a real kernel pulls tasks here
 //!         TIME.jiffies().add(4)
 //!     }
 //!     fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
-//!         NewidleOutcome { pulled_task: false, next_balance: None }
+//!         NewidleOutcome::pulled(false)
 //!     }
 //! }
 //! impl TickHardware<NR_CPUS> for Kernel {

@@ -31,17 +31,18 @@
 //! changes under a lock (the rq lock for blocked load, the domain mutex for the topology) takes
 //! that lock itself, inside the call.
 //!
-//! **What a kernel must write.** Fifteen methods have no default, because only the kernel
+//! **What a kernel must write.** Fourteen methods have no default, because only the kernel
 //! knows the answer: [`Clock::jiffies`]; [`CpuState::need_resched`], [`CpuState::this_cpu`],
-//! [`CpuState::synchronize_rcu`]; [`Ipi::send_nohz_ipi`]; [`Topology::llc_leader`];
+//! [`CpuState::synchronize_rcu`]; [`Ipi::send_nohz_ipi`];
 //! [`Balance::balance_domains`], [`Balance::newidle_balance`]; [`TickHardware::ktime_get`],
 //! [`TickHardware::jiffies_update`], [`TickHardware::update_jiffies`],
 //! [`TickHardware::program_tick`], [`TickHardware::cancel_tick`],
 //! [`TickHardware::tick_expiry`]; [`IdleHooks::cpuidle_enter`]. Every other method has a
 //! default that stands for a kernel without the facility it asks about (no cpusets or
 //! isolation, no load tracking, no timer wheel, no other softirq, a clocksource that never
-//! wraps, no cpuidle driver, no polling idle), and its docs say what to answer otherwise.
-//! `impl Softirq<N> for MyKernel {}` is a complete implementation: the crate keeps the
+//! wraps, no cpuidle driver, no polling idle, one last-level cache shared by every CPU), and
+//! its docs say what to answer otherwise.
+//! `impl Softirq<N> for MyKernel {}` (and `Topology`'s likewise) is a complete implementation: the crate keeps the
 //! `SCHED_SOFTIRQ` bit and [`Machine::irq_exit`](crate::Machine::irq_exit) runs it.
 //!
 //! [`Platform`] is all of them together, implemented automatically.
@@ -192,8 +193,8 @@ pub trait Topology<const N: usize> {
     /// The lowest-numbered CPU of `cpu`'s last-level-cache domain (`sd_llc_id`, the first CPU
     /// of the `sd_llc` span), or `None` if it has no LLC domain. Every CPU of one LLC names the
     /// same CPU, which names itself. Read when the domains are built (init, hotplug, rebuilds;
-    /// process context), never on a hot path; a machine whose CPUs all share one cache
-    /// answers CPU 0 for all.
+    /// process context), never on a hot path. The default, CPU 0 for every CPU, is a machine
+    /// whose CPUs all share one cache, as a small SMP system's do.
     ///
     /// Answering with the hardware's cache topology is enough: when it builds the domains the
     /// crate applies the kernel's rules on top. A CPU without a base domain
@@ -204,7 +205,11 @@ pub trait Topology<const N: usize> {
     #[doc(alias = "sd_llc")]
     #[doc(alias = "sd_llc_id")]
     #[doc(alias = "sd_degenerate")]
-    fn llc_leader(&self, cpu: CpuId<N>) -> Option<CpuId<N>>;
+    #[inline]
+    fn llc_leader(&self, _cpu: CpuId<N>) -> Option<CpuId<N>> {
+        // A CPU id exists only on a machine with at least one CPU: CPU 0 is one of its CPUs.
+        Some(CpuId::from_scan(0))
+    }
 
     /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read when
     /// the domains are built (process context). The default, [`SCHED_CAPACITY_SCALE`], is a
@@ -277,6 +282,18 @@ pub struct NewidleOutcome {
     /// The earliest balance deadline of the domains walked, if any was seen; the crate pulls
     /// `rq.next_balance` in to it (or to `jiffies + HZ`, whichever is earlier).
     pub next_balance: Option<Jiffies>,
+}
+
+impl NewidleOutcome {
+    /// The outcome of a walk that saw no balance deadline: pulled a task (or will not go idle,
+    /// see [`pulled_task`](Self::pulled_task)) or not.
+    #[inline]
+    pub const fn pulled(pulled_task: bool) -> Self {
+        NewidleOutcome {
+            pulled_task,
+            next_balance: None,
+        }
+    }
 }
 
 /// What `sched_balance_newidle` reads of a CPU's base domain before it decides to walk the

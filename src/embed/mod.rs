@@ -20,7 +20,7 @@
 //! | each CPU (the boot CPU too), once its timer works, IRQs off | [`Machine::cpu_starting`] |
 //! | the sched timer's interrupt | [`Machine::timer_interrupt`] |
 //! | the nohz kick IPI | [`Machine::kick_interrupt`] |
-//! | any other interrupt: first and last thing | [`Machine::irq_enter`], [`Machine::irq_exit`] |
+//! | any other interrupt | [`Machine::interrupt`] around its handler (or [`Machine::irq_enter`] first and [`Machine::irq_exit`] last) |
 //! | the run queue changes (a task queued, dequeued, moved; a switch to or from idle) | [`Machine::update_rq`] |
 //! | the scheduler, about to run the idle task | [`Machine::sched_balance_newidle`] |
 //! | the idle task's loop | [`Machine::do_idle`] |
@@ -237,6 +237,24 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         {
             self.ticks.tick_nohz_irq_exit(&self.cpus, cpu, plat);
         }
+    }
+
+    /// Any interrupt on `cpu` other than the sched timer and the nohz kick (a device, a
+    /// reschedule IPI), with interrupts off: [`irq_enter`](Self::irq_enter), the kernel's
+    /// `handler`, [`irq_exit`](Self::irq_exit). Returns what `handler` returns. The pair every
+    /// interrupt entry writes around its handler, in one call that cannot leave it unbalanced;
+    /// a kernel whose entry code has separate enter and exit hooks calls the two itself.
+    #[inline]
+    pub fn interrupt<Pl: TickPlatform<N>, R>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        handler: impl FnOnce() -> R,
+    ) -> R {
+        self.irq_enter(cpu, plat);
+        let out = handler();
+        self.irq_exit(cpu, plat);
+        out
     }
 
     /// The whole interrupt of `cpu`'s sched timer (programmed through

@@ -77,6 +77,27 @@ fn the_handler_is_charged_as_hardirq_time<P: Policy>() {
     assert_eq!(t.softirq(), 0, "no softirq was raised");
 }
 
+/// `interrupt` brackets the kernel's handler: the handler's time is charged as hardirq time
+/// (it ran after `irq_enter` and before `irq_exit`), and the balance softirq it raised runs on
+/// the way out.
+fn interrupt_runs_the_handler_between_entry_and_exit<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c0 = w.cpu(0);
+    w.m.enable_sched_clock_irqtime();
+    w.busy(0, 1);
+    w.m.irqtime_account_irq(c0, IrqContext::Task, START_NS);
+    w.p.set_time_ns(START_NS + 20_000);
+    w.p.take_events();
+    let decision = w.m.interrupt(c0, &*w.p, || {
+        w.p.set_time_ns(START_NS + 23_000);
+        w.m.sched_tick(c0, &*w.p)
+    });
+    assert!(decision.is_some(), "the handler's value comes back");
+    assert_eq!(w.m.irqtime(c0).hardirq(), 3_000, "the handler's 3 us");
+    assert!(!w.m.sched_softirq_pending(c0), "its softirq ran on exit");
+    assert_eq!(balances(&w), [(0, 0, CpuIdleType::NotIdle)]);
+}
+
 /// `tick_irq_exit`: an idle CPU with no reschedule pending resumes idle-time accounting; one
 /// woken by the interrupt does not (it is about to leave idle).
 fn tick_irq_exit_resumes_idle_accounting_unless_woken<P: Policy>() {
@@ -368,6 +389,7 @@ for_each_policy!(
     irq_exit_runs_the_raised_sched_softirq_once,
     a_softirq_run_by_the_kernel_is_not_run_again,
     the_handler_is_charged_as_hardirq_time,
+    interrupt_runs_the_handler_between_entry_and_exit,
     tick_irq_exit_resumes_idle_accounting_unless_woken,
     tick_irq_exit_lets_a_busy_nohz_full_tick_stop,
     timer_interrupt_ticks_kicks_and_runs_the_softirq,

@@ -1,5 +1,5 @@
 //! The platform traits' defaults, each standing for a kernel without the facility it asks
-//! about: a platform that implements only the fifteen required methods (forwarding them to the
+//! about: a platform that implements only the fourteen required methods (forwarding them to the
 //! host platform) boots, idles, stops its tick and balances as such a kernel should.
 
 use nohz::platform::{
@@ -43,11 +43,7 @@ macro_rules! minimal {
             }
         }
         impl Softirq<CPUS> for $name<'_> {}
-        impl Topology<CPUS> for $name<'_> {
-            fn llc_leader(&self, cpu: Cpu) -> Option<Cpu> {
-                Topology::llc_leader(self.0, cpu)
-            }
-        }
+        impl Topology<CPUS> for $name<'_> {}
         impl Balance<CPUS> for $name<'_> {
             fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
                 self.0.balance_domains(by, cpu, idle)
@@ -106,13 +102,20 @@ fn world<P: Policy>() -> World<P> {
     w
 }
 
-/// No cpusets or isolation (`has_sched_domain`), identical CPUs (no asym-capacity domain):
-/// every CPU balances, and the system-wide asym-capacity key stays off.
+/// No cpusets or isolation (`has_sched_domain`), identical CPUs (no asym-capacity domain), one
+/// shared cache (`llc_leader`): every CPU balances, all four share one LLC led by CPU 0 whose
+/// busy count starts at the LLC's weight, and the system-wide asym-capacity key stays off.
 fn a_plain_smp_machine_gives_every_cpu_a_domain<P: Policy>() {
-    let w = world::<P>();
+    // The host platform's own answer would be the same: give it another, to see the default.
+    let w = World::<P>::unbooted(4, Jiffies::new(START_JIFFIES));
+    w.p.set_llc_size(2);
+    w.m.init(4, 0, &Minimal(&w.p))
+        .expect("the default topology");
     for i in 0..4 {
         assert!(w.m.rq(w.cpu(i)).has_sched_domain(), "CPU {i}");
+        assert_eq!(w.m.llc_leader(w.cpu(i)), Some(0), "CPU {i}");
     }
+    assert_eq!(w.m.llc_nr_busy_cpus(w.cpu(3)), Some(4));
     assert!(!w.m.sched_asym_cpucap_active());
 }
 

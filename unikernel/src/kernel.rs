@@ -1,13 +1,14 @@
 //! The kernel proper: tasks, per-CPU run queues, the scheduler loop, wakeups, the balancer's
 //! pull, the tick's round robin, the sched timer's software state and the model RCU. It calls
-//! `nohz` only through [`crate::glue`].
+//! `nohz` where it does the thing each call is about (`k.0.` is the machine), and through
+//! [`crate::glue`] for the CPU id, the run-queue facts and the interrupt dispatch.
 
 use crate::hw::{self, MAX_CPUS};
 use crate::{checks, glue};
 use core::sync::atomic::{
     AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
 };
-use nohz::Policy;
+use nohz::{IdleExit, Policy};
 use spin::Mutex;
 
 /// `NR_CPUS`.
@@ -336,6 +337,13 @@ pub fn on_tick<P: Policy>(k: &Kernel<P>, i: usize) {
     }
 }
 
+/// The load tracking's decay of CPU `i`'s blocked load (halved per pass): whether any is left.
+pub fn decay_blocked_load(i: usize) -> bool {
+    let load = &CPUS[i].blocked_load;
+    load.store(load.load(Relaxed) / 2, Relaxed);
+    load.load(Relaxed) > 0
+}
+
 /// `synchronize_rcu` for this kernel: every other online CPU passes an interrupt or an idle
 /// entry after the call started (each is outside every interrupts-off NOHZ path). A reschedule
 /// IPI makes a halted CPU take one at once.
@@ -418,11 +426,12 @@ fn hotplug_cycle<P: Policy>(k: &Kernel<P>, i: usize) {
     q.curr_idle = false;
     glue::publish(k, i, &q);
     drop(q);
-    let deactivated = glue::deactivate(k, i);
+    let cpu = glue::cpu(k, i);
+    let deactivated = hw::with_interrupts(|| k.0.sched_cpu_deactivate(cpu, k)).is_ok();
     // From here no nohz kick may reach it (send_kick checks), and it is out of the mask.
     c.down.store(true, Relaxed);
     let out = !checks::in_idle_mask(k, i);
-    let died = glue::die(k, i);
+    let died = k.0.cpu_dying(cpu, k).is_ok();
     c.online.store(false, Relaxed);
     let mut q = c.rq.lock();
     q.curr_idle = true;
@@ -440,7 +449,8 @@ fn hotplug_cycle<P: Policy>(k: &Kernel<P>, i: usize) {
         VIOLATIONS.fetch_add(1, Relaxed);
     }
     c.online.store(true, Relaxed);
-    let up = glue::cpu_up(k, i);
+    k.0.cpu_starting(cpu, k);
+    let up = hw::with_interrupts(|| k.0.sched_cpu_activate(cpu, k)).is_ok();
     c.down.store(false, Relaxed);
     if !(up && checks::fresh(k, i)) {
         VIOLATIONS.fetch_add(1, Relaxed);
@@ -460,7 +470,7 @@ fn idle<P: Policy>(k: &Kernel<P>, i: usize) {
     // Idle adds blocked load for the ILB to decay.
     c.blocked_load.store(4, Relaxed);
     c.calls_at_entry.store(checks::idle_calls(k, i), Relaxed);
-    if glue::idle(k, i) {
+    if k.0.do_idle(glue::cpu(k, i), k) == IdleExit::Resched {
         c.need_resched.store(false, Relaxed);
     }
     c.stop_attempt_ran.store(false, Relaxed);
@@ -511,7 +521,8 @@ pub fn balance<P: Policy>(k: &Kernel<P>, by: usize, cpu: usize, idle: bool) -> b
 /// are off here except inside a task's chunks and the idle halt.
 pub fn cpu_loop<P: Policy>(k: &Kernel<P>, i: usize) -> ! {
     x86_64::instructions::interrupts::disable();
-    glue::cpu_starting(k, i);
+    let cpu = glue::cpu(k, i);
+    k.0.cpu_starting(cpu, k);
     loop {
         if CPUS[i].hotplug.load(Relaxed) == hp::DOWN {
             hotplug_cycle(k, i);
@@ -521,7 +532,7 @@ pub fn cpu_loop<P: Policy>(k: &Kernel<P>, i: usize) -> ! {
             run(k, i, task);
             continue;
         }
-        if glue::newidle(k, i) {
+        if k.0.sched_balance_newidle(cpu, k) {
             continue;
         }
         idle(k, i);

@@ -111,7 +111,11 @@ fn boot<P: Policy>(k: &'static Kernel<P>, n: usize) -> ! {
     for c in &CPUS[..n] {
         c.online.store(true, Relaxed);
     }
-    glue::boot(k, n, full);
+    k.0.init(n, 0, k)
+        .unwrap_or_else(|_| hw::fatal("Machine::init"));
+    k.0.tick_nohz_full_setup(full.iter().copied())
+        .unwrap_or_else(|_| hw::fatal("nohz_full"));
+    k.0.enable_sched_clock_irqtime();
     x86_64::instructions::interrupts::without_interrupts(|| scenario::boot_tasks(k, full));
     GO.store(true, Relaxed);
     start(k, 0)

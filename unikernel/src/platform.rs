@@ -38,27 +38,18 @@ impl<P: Policy> Ipi<NR> for Kernel<P> {
     }
 }
 impl<P: Policy> Softirq<NR> for Kernel<P> {}
-impl<P: Policy> Topology<NR> for Kernel<P> {
-    fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
-        self.0.cpu(0).ok()
-    }
-}
+// One LLC for all CPUs, led by CPU 0: the default.
+impl<P: Policy> Topology<NR> for Kernel<P> {}
 impl<P: Policy> Balance<NR> for Kernel<P> {
     fn update_blocked_averages(&self, _by: Cpu, cpu: Cpu) -> bool {
-        let load = &CPUS[cpu.index()].blocked_load;
-        load.store(load.load(Relaxed) / 2, Relaxed);
-        load.load(Relaxed) > 0
+        kernel::decay_blocked_load(cpu.index())
     }
     fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
         let idle = kernel::balance(self, by.index(), cpu.index(), idle == CpuIdleType::Idle);
         TIME.jiffies().add(if idle { 4 } else { 16 })
     }
     fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
-        let pulled_task = kernel::pull(self, cpu.index(), 1) > 0;
-        NewidleOutcome {
-            pulled_task,
-            next_balance: None,
-        }
+        NewidleOutcome::pulled(kernel::pull(self, cpu.index(), 1) > 0)
     }
 }
 impl<P: Policy> TickHardware<NR> for Kernel<P> {

@@ -14,14 +14,14 @@ use nohz::platform::{
     Topology,
 };
 use nohz::{
-    CpuId, CpuMask, Jiffies, JiffiesCell, Machine, NrCpuIds, Patched, PerCpu, StaticKey,
+    CpuId, CpuMask, Jiffies, Machine, NrCpuIds, Patched, PerCpu, StaticKey, Timekeeper,
     WarnSink, Warnings, per_cpu,
 };
 
 const NR_CPUS: usize = 256;
 
 static IDLE_CPUS: CpuMask<{ NR_CPUS / 64 }> = CpuMask::new();
-static JIFFIES: JiffiesCell = JiffiesCell::new(Jiffies::initial(1000));
+static TIME: Timekeeper<1000> = Timekeeper::new();
 static IRQTIME: StaticKey = StaticKey::new_false();
 static WARNINGS: Warnings<NR_CPUS> = Warnings::new();
 static TICKS: PerCpu<core::sync::atomic::AtomicU64, NR_CPUS> =
@@ -41,7 +41,7 @@ struct Kernel;
 
 impl Clock for Kernel {
     fn jiffies(&self) -> Jiffies {
-        JIFFIES.get()
+        TIME.jiffies()
     }
 }
 impl CpuState<NR_CPUS> for Kernel {
@@ -57,20 +57,13 @@ impl Ipi<NR_CPUS> for Kernel {
     fn send_nohz_ipi(&self, _from: Cpu, _target: Cpu) {}
 }
 impl Softirq<NR_CPUS> for Kernel {}
-impl Topology<NR_CPUS> for Kernel {
-    fn llc_leader(&self, _cpu: Cpu) -> Option<Cpu> {
-        MACHINE.cpu(0).ok()
-    }
-}
+impl Topology<NR_CPUS> for Kernel {}
 impl Balance<NR_CPUS> for Kernel {
     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
-        JIFFIES.get().add(4)
+        TIME.jiffies().add(4)
     }
     fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
-        NewidleOutcome {
-            pulled_task: false,
-            next_balance: None,
-        }
+        NewidleOutcome::pulled(false)
     }
 }
 impl TickHardware<NR_CPUS> for Kernel {
@@ -78,9 +71,11 @@ impl TickHardware<NR_CPUS> for Kernel {
         NOW_NS.load(Relaxed)
     }
     fn jiffies_update(&self) -> (Jiffies, u64) {
-        (JIFFIES.get(), NOW_NS.load(Relaxed))
+        TIME.jiffies_update()
     }
-    fn update_jiffies(&self, _now: u64) {}
+    fn update_jiffies(&self, now: u64) {
+        TIME.update(now);
+    }
     fn program_tick(&self, _cpu: Cpu, expires: u64) {
         TICK_AT.store(expires, Relaxed);
     }
@@ -137,7 +132,7 @@ fn primitives(nr: NrCpuIds<NR_CPUS>) -> usize {
             IDLE_CPUS.set(cpu);
         }
     }
-    JIFFIES.advance(1);
+    TIME.update(TIME.jiffies_update().1 + 1_000_000);
     let cpu = IDLE_CPUS.iter_wrap_after(nr.cpu(3).unwrap_or_else(|_| halt()), nr);
     WARNINGS
         .cpu_less()
