@@ -1,11 +1,11 @@
-//! Linux's NOHZ idle-load-balancing bookkeeping, tick-sched's tickless-idle state machine and
-//! static keys, for Rust kernels and unikernels.
+#![doc = include_str!("../README.md")]
 //!
-//! # Getting started
+//! # Entry points
 //!
 //! A kernel declares one [`Machine`] as a `static`, implements the [`platform`] traits for a
 //! type of its own (fourteen methods have no default), and calls the machine's entry points
-//! from its interrupt handlers, scheduler and idle loop:
+//! from its interrupt handlers, scheduler and idle loop (the quick start above is a whole
+//! embedding):
 //!
 //! | when | on which CPU, in which context | call |
 //! |---|---|---|
@@ -23,153 +23,6 @@
 //! A NO_HZ_FULL CPU that idled and then runs one task with its tick stopped stays in the idle
 //! mask until its next busy tick, as in the kernel (only a busy tick takes a CPU out; the
 //! balancer skips it meanwhile, since it is not idle).
-//!
-//! The example below is a whole embedding, compiled and run as a test: two CPUs driven from
-//! one thread (which CPU it stands for is `CURRENT`). CPU 1 idles, its tick stops and it
-//! registers; CPU 0, busy with two tasks, takes its tick while CPU 1 halts and kicks CPU 1,
-//! whose IPI handler runs the idle balance on behalf of the idle CPUs.
-//!
-//! ```
-//! use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-//! use nohz::platform::*;
-//! use nohz::{CpuId, Jiffies, Machine, Patched, PerCpu, RqFacts, Timekeeper, per_cpu};
-//!
-//! const NR_CPUS: usize = 8;
-//! type Cpu = CpuId<NR_CPUS>;
-//!
-//! static MACHINE: nohz::machine!(Patched, NR_CPUS) = Machine::new();
-//! // The kernel's side: the clock, jiffies (from the crate's timekeeper), per-CPU flags and
-//! // timers.
-//! static NOW: AtomicU64 = AtomicU64::new(0);
-//! static TIME: Timekeeper<1000> = Timekeeper::new();
-//! static CURRENT: AtomicUsize = AtomicUsize::new(0);
-//! static NEED_RESCHED: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
-//! static TIMER: PerCpu<AtomicU64, NR_CPUS> = per_cpu![AtomicU64::new(0)];
-//! static ARMED: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
-//! static KICK_IPI: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
-//! static BALANCED: AtomicUsize = AtomicUsize::new(0);
-//!
-//! struct Kernel;
-//!
-//! impl Clock for Kernel {
-//!     fn jiffies(&self) -> Jiffies {
-//!         TIME.jiffies()
-//!     }
-//! }
-//! impl CpuState<NR_CPUS> for Kernel {
-//!     fn need_resched(&self, cpu: Cpu) -> bool {
-//!         NEED_RESCHED.get(cpu).load(Relaxed)
-//!     }
-//!     fn this_cpu(&self) -> Option<Cpu> {
-//!         MACHINE.cpu(CURRENT.load(Relaxed)).ok()
-//!     }
-//!     // One thread: no other CPU can be inside a NOHZ path.
-//!     fn synchronize_rcu(&self) {}
-//! }
-//! impl Ipi<NR_CPUS> for Kernel {
-//!     fn send_nohz_ipi(&self, _from: Cpu, target: Cpu) {
-//!         KICK_IPI.get(target).store(true, Relaxed);
-//!     }
-//! }
-//! impl Softirq<NR_CPUS> for Kernel {}
-//! impl Topology<NR_CPUS> for Kernel {} // one LLC: CPU 0 leads it
-//! impl Balance<NR_CPUS> for Kernel {
-//!     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
-//!         BALANCED.fetch_add(1, Relaxed); // a real kernel pulls tasks here
-//!         TIME.jiffies().add(4)
-//!     }
-//!     fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
-//!         NewidleOutcome::pulled(false)
-//!     }
-//! }
-//! impl TickHardware<NR_CPUS> for Kernel {
-//!     fn ktime_get(&self) -> u64 {
-//!         NOW.load(Relaxed)
-//!     }
-//!     fn jiffies_update(&self) -> (Jiffies, u64) {
-//!         TIME.jiffies_update()
-//!     }
-//!     fn update_jiffies(&self, now: u64) {
-//!         TIME.update(now);
-//!     }
-//!     fn program_tick(&self, cpu: Cpu, expires: u64) {
-//!         TIMER.get(cpu).store(expires, Relaxed);
-//!         ARMED.get(cpu).store(true, Relaxed);
-//!     }
-//!     fn cancel_tick(&self, cpu: Cpu) {
-//!         ARMED.get(cpu).store(false, Relaxed);
-//!     }
-//!     fn tick_expiry(&self, cpu: Cpu) -> u64 {
-//!         TIMER.get(cpu).load(Relaxed)
-//!     }
-//! }
-//! impl IdleHooks<NR_CPUS> for Kernel {
-//!     // `sti; hlt`: while CPU 1 halts, CPU 0's timer fires, then CPU 1 takes the kick.
-//!     fn cpuidle_enter(&self, cpu: Cpu) {
-//!         let cpu0 = MACHINE.cpu(0).unwrap();
-//!         NOW.store(TIMER.get(cpu0).load(Relaxed), Relaxed);
-//!         assert!(on(cpu0, || MACHINE.timer_interrupt(cpu0, &Kernel)).ran());
-//!         if KICK_IPI.get(cpu).swap(false, Relaxed) {
-//!             MACHINE.kick_interrupt(cpu, &Kernel);
-//!             NEED_RESCHED.get(cpu).store(true, Relaxed); // say the balance pulled a task
-//!         }
-//!     }
-//! }
-//!
-//! /// Runs `f` as CPU `cpu`.
-//! fn on<T>(cpu: Cpu, f: impl FnOnce() -> T) -> T {
-//!     let was = CURRENT.swap(cpu.index(), Relaxed);
-//!     let out = f();
-//!     CURRENT.store(was, Relaxed);
-//!     out
-//! }
-//!
-//! // Boot, and each CPU's tick.
-//! let nr = MACHINE.init(2, 0, &Kernel).unwrap();
-//! let (cpu0, cpu1) = (nr.cpu(0).unwrap(), nr.cpu(1).unwrap());
-//! on(cpu0, || MACHINE.cpu_starting(cpu0, &Kernel));
-//! on(cpu1, || MACHINE.cpu_starting(cpu1, &Kernel));
-//! // CPU 0 runs one task with another queued.
-//! on(cpu0, || MACHINE.update_rq(cpu0, RqFacts::tasks(2), &Kernel));
-//! // CPU 1 has nothing to run: newidle finds nothing, so it idles.
-//! on(cpu1, || {
-//!     assert!(!MACHINE.sched_balance_newidle(cpu1, &Kernel));
-//!     MACHINE.do_idle(cpu1, &Kernel)
-//! });
-//! // It stopped its tick and registered; CPU 0's tick kicked it; its IPI ran the idle
-//! // balance, which balanced on behalf of the idle CPUs.
-//! assert!(MACHINE.tick_sched(cpu1).idle_sleeps() >= 1);
-//! assert!(MACHINE.nohz_idle_test(cpu1));
-//! assert!(BALANCED.load(Relaxed) >= 1);
-//! assert_eq!(MACHINE.warnings().total(nr), 0);
-//! ```
-//!
-//! The `platform` docs say, method by method, who calls it, in which context, and what a
-//! kernel without the facility answers; `ci/freestanding` links the same shape of embedding
-//! with no std at all, and `unikernel/` boots one on real (emulated) x86-64 SMP hardware.
-//! Changes between versions are in `CHANGELOG.md`.
-//!
-//! # What this crate is
-//!
-//! Linux keeps a bit in `nohz.idle_cpus_mask` for every CPU that is idle with its scheduler
-//! tick stopped. Busy CPUs look at that mask on their tick and, when balancing is due, kick one
-//! idle CPU with an IPI to balance load on behalf of all the tickless idle CPUs. `nohz` is that
-//! machinery as a freestanding library: `#![no_std]`, no allocation, no `unsafe`, `const`
-//! constructors for `static`s, and names a kernel developer can find from the C source (every
-//! mirrored function carries its C name as a doc alias; search the docs for `cpumask_empty` or
-//! `static_branch_likely`; [`c_names`] is the whole table).
-//!
-//! It mirrors the kernel *with* three recent changes applied (the [`Patched`] policy) and keeps
-//! the behaviour before them (the [`Legacy`] policy) so tests and benchmarks can show what each
-//! change bought:
-//!
-//! - seed 000 (fair.c): the contended `nohz.nr_cpus` counter is gone, the time checks come
-//!   before the mask test, and the empty-mask case is cold;
-//! - seed 001 (tick-sched.c): `nohz_balance_enter_idle()` runs whenever the idle path finds the
-//!   tick stopped, so NO_HZ_FULL CPUs whose tick stopped earlier become visible to the idle
-//!   balancer;
-//! - seed 003 (irqtime): `sched_clock_irqtime` is a static key, so the read on every interrupt
-//!   stops false-sharing a cache line with `nohz`.
 //!
 //! # How it is built
 //!
@@ -452,8 +305,3 @@ mod layout {
     const_assert_eq!(size_of::<Timekeeper<1000>>(), LINE);
     const_assert_eq!(align_of::<Timekeeper<1000>>(), LINE);
 }
-
-/// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
