@@ -192,7 +192,6 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     }
 
     #[cfg(feature = "testing")]
-    #[cfg(feature = "testing")]
     /// "Is any CPU tickless?" as `cpu`'s busy tick asks it once balancing is due: `Legacy`
     /// reads `nohz.nr_cpus`, the others test the idle set for emptiness. Side-effect free; for
     /// reports and tests.

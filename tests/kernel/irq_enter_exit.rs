@@ -354,6 +354,40 @@ fn nr_running_drives_a_nohz_full_cpus_tick_dependency<P: Policy>() {
     assert_eq!(w.warnings(), 0);
 }
 
+/// `update_rq` publishes the three facts together, and `idle_cpu()` reads them: a CPU woken
+/// with a task queued while its idle task is still current (`RqFacts::one_class(1, true)`) is
+/// not idle; after the switch (`RqFacts::tasks(1)`) it runs the task; with nothing left
+/// (`RqFacts::tasks(0)`) it is idle again.
+fn update_rq_publishes_the_facts_idle_cpu_reads<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c1 = w.cpu(1);
+    let rq = w.m.rq(c1);
+    assert!(rq.idle_cpu(), "a fresh CPU is idle");
+    w.m.update_rq(c1, RqFacts::one_class(1, true), &*w.p);
+    assert_eq!(
+        (rq.nr_running(), rq.h_nr_runnable(), rq.curr_is_idle()),
+        (1, 1, true)
+    );
+    assert!(!rq.idle_cpu(), "a task is queued");
+    w.m.update_rq(c1, RqFacts::tasks(1), &*w.p);
+    assert_eq!(
+        (rq.nr_running(), rq.h_nr_runnable(), rq.curr_is_idle()),
+        (1, 1, false)
+    );
+    assert!(!rq.idle_cpu());
+    w.m.update_rq(c1, RqFacts::one_class(3, false), &*w.p);
+    assert_eq!(
+        (rq.nr_running(), rq.h_nr_runnable(), rq.curr_is_idle()),
+        (3, 3, false)
+    );
+    w.m.update_rq(c1, RqFacts::tasks(0), &*w.p);
+    assert_eq!(
+        (rq.nr_running(), rq.h_nr_runnable(), rq.curr_is_idle()),
+        (0, 0, true)
+    );
+    assert!(rq.idle_cpu());
+}
+
 /// From another CPU only the dependency bit changes; the target's next irq exit applies it.
 fn a_remote_enqueue_leaves_the_tick_to_the_targets_irq_exit<P: Policy>() {
     let w = World::<P>::new(4);
@@ -390,6 +424,7 @@ for_each_policy!(
     a_softirq_run_by_the_kernel_is_not_run_again,
     the_handler_is_charged_as_hardirq_time,
     interrupt_runs_the_handler_between_entry_and_exit,
+    update_rq_publishes_the_facts_idle_cpu_reads,
     tick_irq_exit_resumes_idle_accounting_unless_woken,
     tick_irq_exit_lets_a_busy_nohz_full_tick_stop,
     timer_interrupt_ticks_kicks_and_runs_the_softirq,

@@ -112,7 +112,9 @@ fn a_timer_interrupt_runs_the_tick_only_once_the_timer_expired<P: Policy>() {
     // 1 ns early: re-armed for the same expiry, nothing else.
     w.p.set_time_ns(expiry - 1);
     w.p.take_events();
-    assert_eq!(w.m.timer_interrupt(c1, &*w.p), TimerTick::NotDue);
+    let early = w.m.timer_interrupt(c1, &*w.p);
+    assert_eq!(early, TimerTick::NotDue);
+    assert!(!early.ran() && early.kick().is_none());
     assert_eq!(
         w.events(),
         [Event::ProgramTick {
@@ -141,9 +143,37 @@ fn a_timer_interrupt_runs_the_tick_only_once_the_timer_expired<P: Policy>() {
     w.p.set_time_ns(expiry + 5 * TICK);
     w.p.take_events();
     let idle_jiffies = w.ts(2).idle_jiffies();
-    assert_eq!(w.m.timer_interrupt(c2, &*w.p), TimerTick::NotDue);
+    let cancelled = w.m.timer_interrupt(c2, &*w.p);
+    assert_eq!(cancelled, TimerTick::NotDue);
+    assert!(!cancelled.ran());
     assert!(w.events().is_empty(), "no re-arm, no tick");
     assert_eq!(w.ts(2).idle_jiffies(), idle_jiffies, "no idle tick counted");
+    assert_eq!(w.warnings(), 0);
+}
+
+/// A stopped idle tick that still has an event to wake for (its timer programmed, not
+/// cancelled) runs the tick when that timer expires: the idle tick, counted as idle time.
+fn a_stopped_tick_with_a_wakeup_runs_when_it_expires<P: Policy>() {
+    let w = World::<P>::new(4);
+    let c2 = w.cpu(2);
+    w.idle(2);
+    w.m.cpu_starting(c2, &*w.p);
+    let wake = START_NS + 20 * TICK;
+    w.p.set_next_timer(c2, wake);
+    w.m.tick_nohz_idle_enter(c2, &*w.p);
+    w.m.tick_nohz_idle_stop_tick(c2, &*w.p);
+    assert!(w.ts(2).tick_stopped());
+    assert_eq!(w.p.tick_expiry(c2), wake, "programmed for the wakeup");
+    w.p.set_time_ns(wake);
+    w.p.take_events();
+    let idle_jiffies = w.ts(2).idle_jiffies();
+    let tick = w.m.timer_interrupt(c2, &*w.p);
+    assert!(tick.ran(), "the wakeup's tick ran");
+    assert_eq!(
+        w.ts(2).idle_jiffies(),
+        idle_jiffies.add(1),
+        "an idle tick counted"
+    );
     assert_eq!(w.warnings(), 0);
 }
 
@@ -153,4 +183,5 @@ for_each_policy!(
     the_timekeeper_updates_jiffies_and_a_free_duty_is_taken,
     an_orphaned_duty_is_taken_by_anyone_and_warned_about_under_nohz_full,
     a_stopped_tick_firing_on_idle_counts_an_idle_jiffy_and_is_not_rearmed,
+    a_stopped_tick_with_a_wakeup_runs_when_it_expires,
 );
