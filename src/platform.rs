@@ -52,8 +52,8 @@
 //! same racy reads the kernel makes.
 //!
 //! Every method takes `&self` and may be called from any CPU concurrently; CPU arguments are
-//! [`CpuId`]s already checked against `nr_cpu_ids`. The crate ships recording host
-//! implementations under the `testing` feature (`nohz::testing`).
+//! [`CpuId`]s already checked against `nr_cpu_ids`. The workspace crate `nohz-testing` ships a
+//! recording host implementation for tests, loom models, the harness and the benches.
 
 use crate::cpu::CpuId;
 use crate::jiffies::{Jiffies, msecs_to_jiffies};

@@ -208,6 +208,32 @@ fn init_and_topology_errors_say_what_was_refused() {
     assert!(!cpus.to_string().is_empty());
 }
 
+/// `tick_nohz_full_setup`'s refusals say what was wrong, in words a boot log can print.
+#[test]
+fn nohz_full_errors_say_what_was_refused() {
+    use nohz::{CpuError, NohzFullError};
+    assert_eq!(
+        NohzFullError::NotBooted.to_string(),
+        "the machine has not booted: call init first"
+    );
+    let bad = CpuError::OutOfRange {
+        index: 9,
+        nr_cpu_ids: 4,
+    };
+    assert_eq!(
+        NohzFullError::NoSuchCpu(bad).to_string(),
+        format!("nohz_full: {bad}")
+    );
+    assert_eq!(
+        NohzFullError::Timekeeper { cpu: 0 }.to_string(),
+        "CPU 0 keeps time and must stay a housekeeping CPU, not NO_HZ_FULL"
+    );
+    assert_eq!(
+        NohzFullError::NoHousekeeping.to_string(),
+        "nohz_full would leave no housekeeping CPU"
+    );
+}
+
 /// `cpumask_empty` and `cpumask_first` with two CPUs at the same bit of two words: the bits
 /// must add up, never cancel. Every pair of words of a line, at bits 0, 17 and 63, in a mask of
 /// whole lines (1024 CPUs) and in the line `nr_cpu_ids` ends inside (1000 CPUs: the reduction

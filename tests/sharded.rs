@@ -393,3 +393,45 @@ fn hint_and_validated_answer_as_documented_on_stale_flags() {
     run::<Sharded<4, ByLlc, LocalFirst, Hint>>(true);
     run::<Sharded<4, ByLlc, LocalFirst, Validated>>(false);
 }
+
+/// A flat policy's shard reports say "no shards": no shard in use, no CPU placed, and shard 0
+/// neither flagged nor holding a bit, with CPUs registered in the flat mask; the same shards
+/// past those in use of a sharded machine.
+#[test]
+fn a_flat_machine_and_a_shard_past_the_last_report_nothing() {
+    for_flat_policies();
+    let w = World::<Sharded<4, Contiguous<2>>>::new(4);
+    w.enter(1);
+    assert_eq!(w.m.nr_shards(), 2);
+    assert!(w.m.shard_flagged(0) && w.m.shard_word(0) != 0);
+    assert!(!w.m.shard_flagged(2), "no shard 2");
+    assert_eq!(w.m.shard_word(2), 0);
+    assert_eq!(w.m.shard_members(2).count(), 0);
+}
+
+fn for_flat_policies() {
+    fn check<P: nohz::Policy>() {
+        let w = World::<P>::new(4);
+        w.enter(1);
+        w.enter(2);
+        assert_eq!(w.mask(), [1, 2]);
+        assert_eq!(w.m.nr_shards(), 0);
+        assert_eq!(w.m.shard_slot(w.cpu(1)), None);
+        assert!(!w.m.shard_flagged(0));
+        assert_eq!(w.m.shard_word(0), 0);
+        assert_eq!(w.m.shard_members(0).count(), 0);
+    }
+    check::<nohz::Patched>();
+    check::<nohz::Legacy>();
+    check::<nohz::Scalable>();
+}
+
+/// The idle set's debug form names it and shows its shard words.
+#[test]
+fn the_sharded_idle_set_shows_its_words_in_debug() {
+    let w = World::<Sharded<4, Contiguous<2>>>::new(4);
+    w.enter(3);
+    let shown = format!("{:?}", w.m.nohz());
+    assert!(shown.contains("ShardedIdle"), "{shown}");
+    assert!(shown.contains("words"), "{shown}");
+}

@@ -7,8 +7,7 @@
 //! ([`Sim::cpu_main`]) runs tasks while it has some, taking ticks and IPIs between slices of
 //! work, and runs the crate's `do_idle` when it has none.
 //!
-//! Interrupts and hotplug go through the crate's driver layer (`nohz::embed`), as a kernel's
-//! would: the sched timer and the nohz kick IPI are [`Machine::timer_interrupt`] and
+//! Interrupts and hotplug go through the crate's entry points, as a kernel's would: the sched timer and the nohz kick IPI are [`Machine::timer_interrupt`] and
 //! [`Machine::kick_interrupt`] (other timers run between [`Machine::irq_enter`] and
 //! [`Machine::irq_exit`], which runs the SCHED softirq the crate keeps), a CPU comes back
 //! through [`Machine::cpu_starting`] and [`Machine::sched_cpu_activate`], and the dying CPU's

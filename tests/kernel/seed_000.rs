@@ -28,6 +28,29 @@ fn legacy_counter_follows_the_mask_patched_has_none() {
     }
 }
 
+/// "Is any CPU tickless?" as the busy tick asks it once balancing is due: `Legacy` reads its
+/// counter, `Patched` tests the mask; both answer yes exactly while a CPU is registered.
+#[test]
+fn both_ask_whether_anyone_is_tickless_their_own_way_and_agree() {
+    let l = World::<Legacy>::new(4);
+    let p = World::<Patched>::new(4);
+    assert!(!l.m.nohz_anyone_tickless(l.cpu(0)), "nobody registered");
+    assert!(!p.m.nohz_anyone_tickless(p.cpu(0)));
+    l.enter(2);
+    p.enter(2);
+    assert!(l.m.nohz_anyone_tickless(l.cpu(0)));
+    assert!(p.m.nohz_anyone_tickless(p.cpu(0)));
+    l.busy(2, 1);
+    p.busy(2, 1);
+    l.tick(2);
+    p.tick(2);
+    assert!(
+        !l.m.nohz_anyone_tickless(l.cpu(0)),
+        "CPU 2's busy tick took it out"
+    );
+    assert!(!p.m.nohz_anyone_tickless(p.cpu(0)));
+}
+
 /// After the last idle CPU left, blocked load is still flagged. `Legacy` sees nr_cpus == 0 and
 /// returns before reading anything else; `Patched` checks the time first and, while balancing
 /// is not yet due, still calls kick_ilb with STATS, which finds no ILB (the narrow window the
