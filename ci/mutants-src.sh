@@ -71,6 +71,12 @@ if [[ $mode == diff ]]; then
         what="the whole library (the base commit $base is not in this clone)"
     fi
     count=$(cargo mutants "${common[@]}" "${extra[@]}" --list | wc -l)
+    if ((count == 0)); then
+        # Nothing to mutate (the change only deleted lines, or touched comments): no outcomes
+        # to check, and a previous run's must not be read as this one's.
+        echo "mutants-src: no mutant in $what"
+        exit 0
+    fi
     shards=$(((count * per_mutant_s + budget_s - 1) / budget_s))
     if ((shards > 1)); then
         shard=$((16#${base:0:8} % shards))
@@ -95,6 +101,8 @@ mutate() {
 
 start=$(date +%s)
 if [[ $resume == 0 ]]; then
+    # A run's outcomes are its own: never check a previous run's left in the output folder.
+    rm -rf "$out/mutants.out"
     mutate "${common[@]}" "${extra[@]}" -- "${fast[@]}"
     echo "mutants-src: stage 1 took $(($(date +%s) - start)) s"
 fi
