@@ -5,6 +5,7 @@
 //! measurement machinery shared with the benches ([`measure`]) and the report ([`report`]);
 //! the `nohz-stress` binary is the command line.
 
+pub mod engine;
 pub mod measure;
 pub mod plot;
 pub mod report;

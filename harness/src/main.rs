@@ -8,6 +8,8 @@ use nohz::{Legacy, Patched, Scalable};
 /// at most 64 CPUs), `LocalFirst`, `Hint`, with room for the harness's whole capacity
 /// ([`CAP`](nohz_stress::sim::CAP) / 64 shards).
 type ShardedDefault = nohz::Sharded<{ nohz_stress::sim::CAP / 64 }>;
+use nohz_stress::engine::scenario::VirtualScenario;
+use nohz_stress::engine::{self, Config as EngineConfig, Outcome};
 use nohz_stress::measure::interleave_many;
 use nohz_stress::report::{
     EXIT_INCONCLUSIVE, EXIT_USAGE, EXIT_VIOLATION, MIN_KEPT, Report, compare,
@@ -84,6 +86,20 @@ enum ScenarioArg {
     Irqtime,
     /// The soak: every kernel path on a virtual clock, faults and invariant checks.
     Soak,
+    /// The frontier: 768 CPUs in two cpusets of 384, mostly idle, churning (`--engine
+    /// virtual` only).
+    Frontier,
+}
+
+/// How the machine is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    /// One pinned host thread per logical CPU, on the host's clock.
+    Threads,
+    /// The deterministic virtual-time engine: every CPU on one thread, simulated time, the
+    /// invariants checked between events. `churn` and `visibility` are then the seeds'
+    /// machines (480 and 80 CPUs), `frontier` 768 CPUs.
+    Virtual,
 }
 
 /// A bug to plant.
@@ -126,19 +142,34 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = ScenarioArg::All)]
     scenario: ScenarioArg,
 
+    /// How to run the machine: host threads, or the deterministic virtual-time engine.
+    #[arg(long, value_enum, default_value_t = EngineArg::Threads)]
+    engine: EngineArg,
+
+    /// `--engine virtual`: the seed of the first run (run k uses seed + k); the same seed
+    /// gives the same numbers on any host.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+
+    /// `--engine virtual`: check the invariants after every N events (1: after each; 0: at
+    /// the end only).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    check_every: u64,
+
     /// Policies to run; `both` and `all` interleave them and compare each with legacy.
     #[arg(long, value_enum, default_value_t = PolicyArg::Both)]
     policy: PolicyArg,
 
     /// Logical CPUs, at most 768 (the harness's capacity, `CAP` in harness/src/sim.rs).
     /// Default: 4 for visibility, the number of cores for the others. More than the cores is
-    /// allowed: threads are pinned round-robin and the descheduling gate is off.
+    /// allowed: threads are pinned round-robin and the descheduling gate is off. With
+    /// `--engine virtual`: 480 for churn, 80 for visibility, 768 for frontier.
     #[arg(long, value_parser = parse_cpus)]
     cpus: Option<usize>,
 
-    /// Seconds per run.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_seconds)]
-    seconds: f64,
+    /// Seconds per run [default: 1; with --engine virtual, 0.2 simulated seconds].
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_seconds)]
+    seconds: Option<f64>,
 
     /// Runs per policy (interleaved L P S L P S ...); a comparison needs 3 kept runs a side.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -272,12 +303,21 @@ fn usage_error(msg: &str) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.engine == EngineArg::Virtual {
+        return virtual_main(&cli);
+    }
+    let seconds = cli.seconds.unwrap_or(1.0);
     let scenarios: Vec<Scenario> = match cli.scenario {
         ScenarioArg::All => Scenario::ALL.to_vec(),
         ScenarioArg::Visibility => vec![Scenario::Visibility],
         ScenarioArg::Churn => vec![Scenario::Churn],
         ScenarioArg::Irqtime => vec![Scenario::Irqtime],
         ScenarioArg::Soak => vec![Scenario::Soak],
+        ScenarioArg::Frontier => {
+            return usage_error(
+                "--scenario frontier runs on the virtual engine: add --engine virtual",
+            );
+        }
     };
     if cli.strict && (cli.runs as usize) < MIN_KEPT {
         return usage_error(&format!(
@@ -316,7 +356,7 @@ fn main() -> ExitCode {
     let mut attempted = 0usize;
     for &scenario in &scenarios {
         let cpus = cli.cpus.unwrap_or(scenario.default_cpus(cores));
-        let mut cfg = RunConfig::new(scenario, cpus, cli.seconds, faults, !cli.no_pin);
+        let mut cfg = RunConfig::new(scenario, cpus, seconds, faults, !cli.no_pin);
         cfg.transitions = cli.transitions;
         cfg.plant = cli.plant.plant();
         cfg.progress = true;
@@ -343,7 +383,7 @@ fn main() -> ExitCode {
                 let done = attempted - 1;
                 let per_run = started.elapsed().as_secs_f64() / done.max(1) as f64;
                 let left = total_runs.saturating_sub(done) as f64
-                    * if done == 0 { cli.seconds } else { per_run };
+                    * if done == 0 { seconds } else { per_run };
                 eprint!(
                     "\r\x1b[Krun {attempted} of {total_runs}{}: {} {}, ~{left:.0}s left",
                     if attempted > total_runs {
@@ -414,6 +454,11 @@ fn main() -> ExitCode {
     if show_progress {
         eprint!("\r\x1b[K");
     }
+    finish(report, &cli)
+}
+
+/// Summarizes, prints and writes the report; the exit status.
+fn finish(mut report: Report, cli: &Cli) -> ExitCode {
     report.summarize();
     if report.summary.violations > 0 {
         report.notes.push(format!(
@@ -450,4 +495,131 @@ fn main() -> ExitCode {
         EXIT_VIOLATION => ExitCode::from(EXIT_VIOLATION),
         _ => ExitCode::from(EXIT_INCONCLUSIVE),
     }
+}
+
+fn run_virtual(cfg: &EngineConfig, pol: Pol, hz: u32) -> Result<Outcome, String> {
+    match (pol, hz) {
+        (Pol::Patched, 100) => engine::run::<Patched, 100>(cfg),
+        (Pol::Patched, 250) => engine::run::<Patched, 250>(cfg),
+        (Pol::Patched, 300) => engine::run::<Patched, 300>(cfg),
+        (Pol::Patched, _) => engine::run::<Patched, 1000>(cfg),
+        (Pol::Legacy, 100) => engine::run::<Legacy, 100>(cfg),
+        (Pol::Legacy, 250) => engine::run::<Legacy, 250>(cfg),
+        (Pol::Legacy, 300) => engine::run::<Legacy, 300>(cfg),
+        (Pol::Legacy, _) => engine::run::<Legacy, 1000>(cfg),
+        (Pol::Scalable, 100) => engine::run::<Scalable, 100>(cfg),
+        (Pol::Scalable, 250) => engine::run::<Scalable, 250>(cfg),
+        (Pol::Scalable, 300) => engine::run::<Scalable, 300>(cfg),
+        (Pol::Scalable, _) => engine::run::<Scalable, 1000>(cfg),
+        (Pol::Sharded, 100) => engine::run::<engine::Sharded, 100>(cfg),
+        (Pol::Sharded, 250) => engine::run::<engine::Sharded, 250>(cfg),
+        (Pol::Sharded, 300) => engine::run::<engine::Sharded, 300>(cfg),
+        (Pol::Sharded, _) => engine::run::<engine::Sharded, 1000>(cfg),
+    }
+}
+
+/// `--engine virtual`: each scenario's runs (seed, seed + 1, ... for every policy in turn) on
+/// the deterministic engine, into the same report.
+fn virtual_main(cli: &Cli) -> ExitCode {
+    let scenarios: Vec<VirtualScenario> = match cli.scenario {
+        ScenarioArg::All => vec![
+            VirtualScenario::Visibility,
+            VirtualScenario::Churn,
+            VirtualScenario::Frontier,
+        ],
+        ScenarioArg::Visibility => vec![VirtualScenario::Visibility],
+        ScenarioArg::Churn => vec![VirtualScenario::Churn],
+        ScenarioArg::Frontier => vec![VirtualScenario::Frontier],
+        ScenarioArg::Irqtime => {
+            return usage_error(
+                "--scenario irqtime is not on the virtual engine yet (it needs the contention \
+                 cost model); run it with --engine threads",
+            );
+        }
+        ScenarioArg::Soak => {
+            return usage_error(
+                "--scenario soak runs on threads; the virtual engine checks every invariant \
+                 after every event in each of its scenarios instead",
+            );
+        }
+    };
+    let threads_only = [
+        (cli.faults, "--faults"),
+        (cli.no_pin, "--no-pin"),
+        (cli.transitions.is_some(), "--transitions"),
+        (cli.plant != PlantArg::None, "--plant"),
+    ];
+    if let Some((_, flag)) = threads_only.iter().find(|(on, _)| *on) {
+        return usage_error(&format!("{flag} applies to --engine threads only"));
+    }
+    if cli.strict && (cli.runs as usize) < MIN_KEPT {
+        return usage_error(&format!(
+            "--strict needs --runs {MIN_KEPT} or more: a comparison of fewer runs is always \
+             inconclusive"
+        ));
+    }
+    let seconds = cli.seconds.unwrap_or(0.2);
+    let policies = cli.policy.policies();
+    let mut report = Report::new();
+    let show_progress = std::io::stderr().is_terminal();
+    for &scenario in &scenarios {
+        let cpus = cli.cpus.unwrap_or(scenario.default_cpus());
+        let shape = scenario.shape(cpus);
+        report.notes.push(format!(
+            "{}: virtual engine, {cpus} CPUs ({} per cache, {} per socket, SMT{}, {} cpuset(s), \
+             {} NO_HZ_FULL per cpuset), {seconds} simulated s per run, HZ {}, seeds {}..{}",
+            scenario.name(),
+            shape.llc,
+            shape.socket,
+            shape.smt,
+            shape.cpusets,
+            shape.nohz_full,
+            cli.hz,
+            cli.seed,
+            cli.seed + u64::from(cli.runs) - 1
+        ));
+        let mut cfg = EngineConfig {
+            workload: scenario.workload(&shape),
+            shape,
+            sim_ns: (seconds * 1e9) as u64,
+            seed: cli.seed,
+            ipi_ns: 2_000,
+            check_every: cli.check_every,
+        };
+        let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); policies.len()];
+        for k in 0..u64::from(cli.runs) {
+            cfg.seed = cli.seed + k;
+            for (v, &pol) in policies.iter().enumerate() {
+                if show_progress {
+                    eprint!(
+                        "\r\x1b[K{} {} seed {} ...",
+                        scenario.name(),
+                        pol.name(),
+                        cfg.seed
+                    );
+                    let _ = std::io::stderr().flush();
+                }
+                match run_virtual(&cfg, pol, cli.hz) {
+                    Ok(o) => runs[v].push(engine::scenario::run_stats(scenario, cfg.seed, &o)),
+                    Err(e) => return usage_error(&e),
+                }
+            }
+        }
+        if show_progress {
+            eprint!("\r\x1b[K");
+        }
+        if policies.len() > 1 {
+            for (k, &pol) in policies.iter().enumerate().skip(1) {
+                report.comparisons.extend(compare(
+                    scenario.name(),
+                    (policies[0].name(), &runs[0]),
+                    (pol.name(), &runs[k]),
+                ));
+            }
+        }
+        for r in runs {
+            report.runs.extend(r);
+        }
+    }
+    finish(report, cli)
 }

@@ -96,7 +96,7 @@ pub struct Summary {
 type Metric = (&'static str, &'static str, fn(&RunStats) -> Option<f64>);
 
 /// The metrics compared per scenario: name, which way is better, extractor.
-pub const METRICS: [Metric; 11] = [
+pub const METRICS: [Metric; 16] = [
     ("tasks_per_sec", "higher", |r| r.tasks_per_sec),
     ("burst_ms", "lower", |r| r.burst_ms),
     ("invisible_idle_ticks", "lower", |r| {
@@ -116,6 +116,11 @@ pub const METRICS: [Metric; 11] = [
         Some(r.tasks_completed as f64)
     }),
     ("transitions_per_sec", "higher", |r| r.transitions_per_sec),
+    ("invisible_idle_pct", "lower", |r| r.invisible_idle_pct),
+    ("due_tick_pct", "info", |r| r.due_tick_pct),
+    ("ilb_passes_per_sec", "info", |r| r.ilb_passes_per_sec),
+    ("ilb_top_share_pct", "info", |r| r.ilb_top_share_pct),
+    ("busy_pct", "info", |r| r.busy_pct),
 ];
 
 /// Which metrics belong to which scenario.
@@ -136,6 +141,18 @@ pub fn applies(scenario: &str, metric: &str) -> bool {
             "idle_transitions_per_sec" | "pair_ns" | "kicks_sent"
         ) | ("irqtime", "irq_ns_per_call")
             | ("soak", "transitions_per_sec" | "kicks_sent" | "ilb_passes")
+            | (
+                "v-visibility",
+                "tasks_per_sec" | "burst_ms" | "invisible_idle_pct" | "ilb_passes_per_sec"
+            )
+            | (
+                "v-churn",
+                "idle_transitions_per_sec" | "kicks_sent" | "ilb_passes_per_sec"
+            )
+            | (
+                "frontier",
+                "due_tick_pct" | "ilb_passes_per_sec" | "ilb_top_share_pct" | "busy_pct"
+            )
     )
 }
 
@@ -234,6 +251,23 @@ fn own_metrics(r: &RunStats) -> String {
             ("checks", Some(r.checks as f64)),
             ("faults", Some(r.faults_injected as f64)),
             ("ilb_spread", r.ilb_pick_spread),
+        ],
+        "v-visibility" => vec![
+            ("tasks/s", r.tasks_per_sec),
+            ("batch_ms", r.burst_ms),
+            ("invisible%", r.invisible_idle_pct),
+            ("busy%", r.busy_pct),
+        ],
+        "v-churn" => vec![
+            ("idle/s", r.idle_transitions_per_sec),
+            ("busy%", r.busy_pct),
+            ("due%", r.due_tick_pct),
+        ],
+        "frontier" => vec![
+            ("due%", r.due_tick_pct),
+            ("ilb/s", r.ilb_passes_per_sec),
+            ("ilb_top%", r.ilb_top_share_pct),
+            ("busy%", r.busy_pct),
         ],
         _ => Vec::new(),
     };

@@ -185,6 +185,25 @@ pub struct RunStats {
     /// The histogram's spread over the housekeeping CPUs that were picked at all: the most
     /// picks of one CPU over the mean (1.0 is perfectly even; `None` with fewer than 2 picked).
     pub ilb_pick_spread: Option<f64>,
+    /// How the run was made: `threads` (a host thread per CPU) or `virtual` (the
+    /// deterministic engine, [`crate::engine`]; `seconds` are then simulated).
+    pub engine: &'static str,
+    /// Virtual engine: the seed of the run's random draws.
+    pub seed: Option<u64>,
+    /// Virtual engine: events processed.
+    pub events: Option<u64>,
+    /// Virtual engine: the share of CPU time spent running tasks, per cent.
+    pub busy_pct: Option<f64>,
+    /// Virtual engine: the share of busy ticks whose kick found balancing due (jiffies at or
+    /// past `nohz.next_balance`), per cent.
+    pub due_tick_pct: Option<f64>,
+    /// Virtual engine: ILB passes per simulated second.
+    pub ilb_passes_per_sec: Option<f64>,
+    /// Virtual engine: the share of all ILB passes run by the CPU that ran the most, per cent.
+    pub ilb_top_share_pct: Option<f64>,
+    /// Virtual engine: idle time spent halted with the tick stopped but out of the idle
+    /// mask (invisible to the idle balancer), per cent of all idle time.
+    pub invisible_idle_pct: Option<f64>,
 }
 
 /// Writes a list of counts as one field: the numbers, space-separated.
@@ -245,6 +264,14 @@ impl RunStats {
             plant: "none",
             first_violation: None,
             violation_after_transitions: None,
+            engine: "threads",
+            seed: None,
+            events: None,
+            busy_pct: None,
+            due_tick_pct: None,
+            ilb_passes_per_sec: None,
+            ilb_top_share_pct: None,
+            invisible_idle_pct: None,
         }
     }
 
@@ -413,6 +440,7 @@ fn base_stats<P: Policy, const HZ: u32>(
         plant: cfg.plant.name(),
         first_violation: first.as_ref().map(|(w, _)| w.clone()),
         violation_after_transitions: first.as_ref().map(|(_, t)| *t),
+        ..RunStats::empty(cfg.scenario.name(), P::NAME)
     }
 }
 

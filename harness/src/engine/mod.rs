@@ -1,0 +1,1173 @@
+//! The virtual-time engine: the real `nohz` crate driven, one event at a time, for hundreds of
+//! logical CPUs on one host thread, deterministically.
+//!
+//! The engine is one more embedder. It implements the crate's platform traits and makes only
+//! the calls of the embedding contract (`init`, `tick_nohz_full_setup`, `cpu_starting`,
+//! `timer_interrupt`, `kick_interrupt`, `interrupt`, `update_rq`, `sched_balance_newidle`,
+//! `do_idle`), in the order a kernel makes them; it reads the crate's state only to check it.
+//!
+//! # Time and events
+//!
+//! One clock, in nanoseconds, moved from event to event: a CPU's sched timer (programmed by
+//! the crate), an IPI arriving (the nohz kick, a reschedule), a wakeup timer (a sleeping task,
+//! a new task, a burst of work) and the end of a task's run. Events at the same nanosecond run
+//! in the order they were made. Crate code takes no virtual time (the contention cost model is
+//! a separate step); an IPI takes [`Config::ipi_ns`] to arrive. Jiffies are the crate's
+//! [`Timekeeper`], moved by the crate's own timekeeping (the timekeeper CPU's tick, a tickless
+//! CPU's interrupt entry), exactly as in a kernel.
+//!
+//! # Idle
+//!
+//! A CPU with nothing to run goes through the crate's newidle balance and then its `do_idle`,
+//! which runs on a stackful coroutine of its own ([`corosensei`]): when `do_idle` reaches the
+//! idle instruction ([`IdleHooks::cpuidle_enter`]) the coroutine suspends, and the CPU's next
+//! interrupt resumes it there, runs the interrupt through the crate and returns into the idle
+//! loop, which stops or keeps the tick, goes back to sleep or leaves. Only one coroutine or the
+//! engine's loop runs at a time, so the run is sequential and the same seed gives the same
+//! run, bit for bit.
+//!
+//! # Scheduling and balancing
+//!
+//! Each CPU runs one task at a time from a FIFO queue, rotating at the tick after
+//! [`SLICE_NS`] while others wait. A task runs, sleeps on a timer of the CPU it ran on, and is
+//! woken where it slept if that CPU is idle, else on an idle CPU of that CPU's cache, else
+//! where it slept (`select_idle_sibling`, simplified). The balancer ([`Balance`]) pulls from
+//! the busiest CPU of each scheduling domain ([`topo`]) with the kernel's per-domain intervals
+//! (`balance_interval` from the domain's weight, doubled while balanced, times the busy factor
+//! on a busy CPU).
+//!
+//! # Checks
+//!
+//! After every event (or every [`Config::check_every`]), with nothing half done, the engine
+//! checks the invariants the harness's quiescent snapshots check, exactly ([`check`]).
+
+mod check;
+pub mod scenario;
+pub mod topo;
+pub mod work;
+
+use crate::sim::{CAP, Cpu, Mach};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use nohz::platform::{
+    Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
+    NewidleOutcome, Softirq, TickHardware, Topology,
+};
+use nohz::{IdleExit, Jiffies, KickDecision, Machine, Policy, RqFacts, Timekeeper, TsFlags};
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
+use std::ops::Range;
+use std::rc::Rc;
+use topo::{Domain, Shape};
+use work::{Source, TaskKind, Workload, around, gap};
+
+/// The `Sharded` policy the engine runs: the shipped modes (shards by LLC of at most 64
+/// CPUs, `LocalFirst`, `Hint`), with room for a shard per LLC down to LLCs of 8 CPUs at the
+/// engine's full capacity (the frontier's 24 caches of 32 CPUs need 24 shards).
+pub type Sharded = nohz::Sharded<{ CAP / 8 }>;
+
+/// How long a task runs before the tick rotates it behind the others queued (the kernel's
+/// `sysctl_sched_base_slice` order of magnitude).
+pub const SLICE_NS: u64 = 3_000_000;
+
+/// Blocked load a CPU is left with when a task blocks there: decay passes until it is gone
+/// (each halves it).
+const BLOCKED: u32 = 8;
+
+/// Stack of one CPU's idle coroutine: `do_idle` and the interrupts it takes, debug builds
+/// included, with a wide margin.
+const IDLE_STACK: usize = 256 * 1024;
+
+/// One run's settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The machine.
+    pub shape: Shape,
+    /// The load.
+    pub workload: Workload,
+    /// Simulated time, in nanoseconds.
+    pub sim_ns: u64,
+    /// The seed of every random draw.
+    pub seed: u64,
+    /// How long an IPI takes to arrive, in nanoseconds.
+    pub ipi_ns: u64,
+    /// Check the invariants after every this many events (1: after each; 0: at the end only).
+    pub check_every: u64,
+}
+
+/// What one run did. Everything here is a function of the configuration and the seed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    /// The policy's name.
+    pub policy: &'static str,
+    /// Logical CPUs.
+    pub cpus: usize,
+    /// Simulated seconds.
+    pub sim_seconds: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Tasks that ran to their end.
+    pub tasks_completed: u64,
+    /// Runs completed (a task's run before it blocks or exits).
+    pub runs_completed: u64,
+    /// Ticks that ran on a CPU running a task.
+    pub busy_ticks: u64,
+    /// Busy ticks whose balance trigger found balancing due (it got as far as a decision).
+    pub due_ticks: u64,
+    /// Ticks that ran on an idle CPU (its tick not stopped).
+    pub idle_ticks: u64,
+    /// nohz kick IPIs sent.
+    pub kicks_sent: u64,
+    /// ILB passes run (a kick handled with flags, on a CPU still idle).
+    pub ilb_passes: u64,
+    /// ILB passes per CPU, CPU 0 first.
+    pub ilb_duty: Vec<u64>,
+    /// Tasks pulled by newidle balancing.
+    pub pulled_newidle: u64,
+    /// Tasks pulled by a CPU's own periodic balancing.
+    pub pulled_periodic: u64,
+    /// Tasks pulled by an ILB pass on an idle CPU's behalf.
+    pub pulled_ilb: u64,
+    /// Idle-loop entries.
+    pub idle_entries: u64,
+    /// Nanoseconds all CPUs together spent running tasks.
+    pub busy_ns: u64,
+    /// Nanoseconds all CPUs together spent halted in their idle state.
+    pub idle_ns: u64,
+    /// Of those, halted with the tick stopped but out of the idle mask: invisible to the idle
+    /// balancer (what seed 001 fixes).
+    pub invisible_idle_ns: u64,
+    /// Invariant checks made (each predicate on each CPU).
+    pub checks: u64,
+    /// Invariant violations.
+    pub violations: u64,
+    /// The first violation, with its time.
+    pub first_violation: Option<String>,
+    /// Warnings the crate counted.
+    pub warnings: u64,
+    /// Batches finished (closed-loop batch sources).
+    pub batches_done: u64,
+    /// Median time from a batch's arrival to its last task's end, in milliseconds.
+    pub batch_ms: Option<f64>,
+}
+
+/// An event, for CPU `cpu` at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// The sched timer, programmed with this generation.
+    Tick(u64),
+    /// The nohz kick IPI.
+    Kick,
+    /// A reschedule IPI (a task was queued here).
+    Resched,
+    /// A wakeup timer.
+    Timer(u64),
+    /// The running task's run ends (this generation of it).
+    Done(u64),
+}
+
+/// What a CPU's idle coroutine is resumed with: go idle, or the interrupt that woke it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Irq {
+    GoIdle,
+    Tick,
+    Kick,
+    Resched,
+    Timer(u64),
+}
+
+/// An event in the queue: its time, its sequence number (ties run in the order made), its CPU.
+type Queued = (u64, u64, usize, Ev);
+
+/// What the idle coroutine suspends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Halt {
+    /// In the idle state, waiting for an interrupt.
+    Halted,
+    /// `do_idle` returned.
+    Exited(IdleExit),
+}
+
+/// What a wakeup timer does when it fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    /// Wakes a sleeping task.
+    Wake(usize),
+    /// A new task of source `n` arrives.
+    Arrive(usize),
+    /// A batch of source `n` is queued.
+    Batch(usize),
+}
+
+/// A task.
+#[derive(Debug, Clone)]
+struct Task {
+    kind: TaskKind,
+    /// CPU time left in this run.
+    left: u64,
+    /// Runs left (0: unlimited).
+    runs_left: u32,
+    /// The CPU it last ran or slept on.
+    prev: usize,
+    /// The CPUs it may run on.
+    allowed: Range<usize>,
+    /// The batch source it belongs to, if any.
+    batch: Option<usize>,
+}
+
+/// One logical CPU, as the engine keeps it.
+#[derive(Debug, Default)]
+struct CpuSt {
+    nohz_full: bool,
+    /// Inside `do_idle` (its coroutine is live).
+    in_idle: Cell<bool>,
+    /// Suspended in the idle state.
+    halted: Cell<bool>,
+    halted_at: Cell<u64>,
+    halted_invisible: Cell<bool>,
+    /// The idle task is current (`rq->curr == rq->idle`).
+    idle_current: Cell<bool>,
+    need_resched: Cell<bool>,
+    curr: Cell<Option<usize>>,
+    run_start: Cell<u64>,
+    queue: RefCell<VecDeque<usize>>,
+    done_gen: Cell<u64>,
+    tick_gen: Cell<u64>,
+    tick_expiry: Cell<u64>,
+    /// Kick IPIs on their way.
+    kicks_in_flight: Cell<u32>,
+    /// Wakeup timers pending on this CPU: (expiry, id).
+    timers: RefCell<BTreeSet<(u64, u64)>>,
+    blocked: Cell<u32>,
+    domains: RefCell<Vec<Domain>>,
+    busy_ns: Cell<u64>,
+    idle_ns: Cell<u64>,
+    invisible_ns: Cell<u64>,
+    ilb_passes: Cell<u64>,
+}
+
+/// Counters of the run.
+#[derive(Debug, Default)]
+struct Counts {
+    events: u64,
+    tasks_completed: u64,
+    runs_completed: u64,
+    busy_ticks: u64,
+    due_ticks: u64,
+    idle_ticks: u64,
+    kicks_sent: u64,
+    ilb_passes: u64,
+    pulled_newidle: u64,
+    pulled_periodic: u64,
+    pulled_ilb: u64,
+    idle_entries: u64,
+    checks: u64,
+    violations: u64,
+    first_violation: Option<String>,
+    batches_done: u64,
+    batch_ns: Vec<u64>,
+}
+
+/// A batch source's state: tasks of the current batch still running, and when it came.
+#[derive(Debug, Default, Clone, Copy)]
+struct BatchSt {
+    left: usize,
+    at: u64,
+}
+
+/// The engine's state, shared by its loop and the CPUs' idle coroutines.
+struct Engine<P: Policy, const HZ: u32> {
+    m: Box<Mach<P>>,
+    time: Timekeeper<HZ>,
+    shape: Shape,
+    workload: Workload,
+    ipi_ns: u64,
+    now: Cell<u64>,
+    seq: Cell<u64>,
+    /// The CPU whose code runs now (`smp_processor_id()`).
+    current: Cell<Option<usize>>,
+    events: RefCell<BinaryHeap<Reverse<Queued>>>,
+    cpus: Vec<CpuSt>,
+    tasks: RefCell<Vec<Task>>,
+    free: RefCell<Vec<usize>>,
+    timers: RefCell<BTreeMap<u64, Act>>,
+    /// Per cpuset: run queues with more than one task (the root domain's overload).
+    overloaded: Vec<Cell<usize>>,
+    batches: RefCell<Vec<BatchSt>>,
+    rng: RefCell<fastrand::Rng>,
+    counts: RefCell<Counts>,
+}
+
+/// The platform the crate sees: the engine, and on an idle CPU's coroutine the way to
+/// suspend it.
+struct Ctx<'a, P: Policy, const HZ: u32> {
+    e: &'a Engine<P, HZ>,
+    y: Option<&'a Yielder<Irq, Halt>>,
+}
+
+impl<P: Policy, const HZ: u32> Engine<P, HZ> {
+    fn new(cfg: &Config) -> Result<Self, String> {
+        cfg.shape.check().map_err(|e| e.to_string())?;
+        let n = cfg.shape.cpus;
+        if n > CAP {
+            return Err(format!(
+                "{n} CPUs, but the engine is built for at most {CAP} (`CAP` in harness/src/sim.rs)"
+            ));
+        }
+        let initial = Jiffies::initial(HZ).get();
+        let cpus = (0..n)
+            .map(|c| {
+                let mut domains = cfg.shape.domains(c);
+                for d in &mut domains {
+                    d.last_balance = initial;
+                }
+                CpuSt {
+                    nohz_full: cfg.shape.is_nohz_full(c),
+                    domains: RefCell::new(domains),
+                    ..CpuSt::default()
+                }
+            })
+            .collect();
+        Ok(Engine {
+            m: Box::new(Machine::new()),
+            time: Timekeeper::new(),
+            shape: cfg.shape.clone(),
+            workload: cfg.workload.clone(),
+            ipi_ns: cfg.ipi_ns,
+            now: Cell::new(0),
+            seq: Cell::new(0),
+            current: Cell::new(None),
+            events: RefCell::new(BinaryHeap::new()),
+            cpus,
+            tasks: RefCell::new(Vec::new()),
+            free: RefCell::new(Vec::new()),
+            timers: RefCell::new(BTreeMap::new()),
+            overloaded: (0..cfg.shape.cpusets).map(|_| Cell::new(0)).collect(),
+            batches: RefCell::new(vec![BatchSt::default(); cfg.workload.sources.len()]),
+            rng: RefCell::new(fastrand::Rng::with_seed(cfg.seed)),
+            counts: RefCell::new(Counts::default()),
+        })
+    }
+
+    fn id(&self, i: usize) -> Cpu {
+        self.m
+            .cpu(i)
+            .expect("an engine CPU index is below nr_cpu_ids")
+    }
+
+    fn ctx(&self) -> Ctx<'_, P, HZ> {
+        Ctx { e: self, y: None }
+    }
+
+    fn now(&self) -> u64 {
+        self.now.get()
+    }
+
+    fn push(&self, at: u64, cpu: usize, ev: Ev) {
+        let seq = self.seq.get();
+        self.seq.set(seq + 1);
+        self.events.borrow_mut().push(Reverse((at, seq, cpu, ev)));
+    }
+
+    fn pop(&self) -> Option<(u64, usize, Ev)> {
+        self.events
+            .borrow_mut()
+            .pop()
+            .map(|Reverse((at, _, cpu, ev))| (at, cpu, ev))
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Counts)) {
+        f(&mut self.counts.borrow_mut());
+    }
+
+    fn draw(&self, f: impl FnOnce(&mut fastrand::Rng) -> u64) -> u64 {
+        f(&mut self.rng.borrow_mut())
+    }
+
+    /// Tasks on `c`'s run queue, the running one included.
+    fn nr(&self, c: usize) -> usize {
+        let s = &self.cpus[c];
+        s.queue.borrow().len() + usize::from(s.curr.get().is_some())
+    }
+
+    /// Nothing runs or waits on `c`.
+    fn is_idle(&self, c: usize) -> bool {
+        self.nr(c) == 0
+    }
+
+    /// Tells the crate `c`'s run queue changed (`update_rq`, under the rq lock in a kernel),
+    /// and keeps the cpuset's overload count.
+    fn publish(&self, c: usize, before: usize) {
+        let s = &self.cpus[c];
+        let nr = self.nr(c);
+        let set = c / (self.shape.cpus / self.shape.cpusets);
+        let o = &self.overloaded[set];
+        match (before > 1, nr > 1) {
+            (false, true) => o.set(o.get() + 1),
+            (true, false) => o.set(o.get() - 1),
+            _ => {}
+        }
+        self.m.update_rq(
+            self.id(c),
+            RqFacts::one_class(nr as u32, s.idle_current.get()),
+            &self.ctx(),
+        );
+    }
+
+    fn send_ipi(&self, to: usize, ev: Ev) {
+        self.push(self.now() + self.ipi_ns, to, ev);
+    }
+
+    fn arm_timer(&self, cpu: usize, at: u64, act: Act) {
+        let id = self.seq.get();
+        self.timers.borrow_mut().insert(id, act);
+        self.cpus[cpu].timers.borrow_mut().insert((at, id));
+        self.push(at, cpu, Ev::Timer(id));
+    }
+
+    fn new_task(&self, kind: TaskKind, cpu: usize, batch: Option<usize>) -> usize {
+        let allowed = if kind.bound {
+            cpu..cpu + 1
+        } else {
+            self.shape.cpuset(cpu)
+        };
+        let task = Task {
+            kind,
+            left: self.draw(|r| around(r, kind.run_ns)),
+            runs_left: kind.runs,
+            prev: cpu,
+            allowed,
+            batch,
+        };
+        let mut tasks = self.tasks.borrow_mut();
+        match self.free.borrow_mut().pop() {
+            Some(i) => {
+                tasks[i] = task;
+                i
+            }
+            None => {
+                tasks.push(task);
+                tasks.len() - 1
+            }
+        }
+    }
+
+    /// Where a waking task goes: where it slept if idle, else an idle CPU of that cache
+    /// (scanning on from it), else where it slept.
+    fn select_cpu(&self, t: usize) -> usize {
+        let (prev, allowed) = {
+            let task = &self.tasks.borrow()[t];
+            (task.prev, task.allowed.clone())
+        };
+        if allowed.len() == 1 || self.is_idle(prev) {
+            return prev;
+        }
+        let llc = self.shape.llc_of(prev);
+        let n = llc.len();
+        (1..n)
+            .map(|k| llc.start + (prev - llc.start + k) % n)
+            .find(|&c| allowed.contains(&c) && self.is_idle(c) && !self.cpus[c].nohz_full)
+            .unwrap_or(prev)
+    }
+
+    /// Queues task `t` on `c` and wakes `c` if it idles (need_resched, and a reschedule IPI
+    /// unless `c` is this CPU); a NO_HZ_FULL CPU is sent the IPI anyway, so that it looks at
+    /// its tick dependency again (`tick_nohz_full_kick_cpu`).
+    fn enqueue(&self, c: usize, t: usize) {
+        let before = self.nr(c);
+        self.tasks.borrow_mut()[t].prev = c;
+        self.cpus[c].queue.borrow_mut().push_back(t);
+        self.publish(c, before);
+        let s = &self.cpus[c];
+        let remote = self.current.get() != Some(c);
+        if s.in_idle.get() {
+            s.need_resched.set(true);
+            if remote {
+                self.send_ipi(c, Ev::Resched);
+            }
+        } else if s.nohz_full && remote {
+            self.send_ipi(c, Ev::Resched);
+        }
+    }
+
+    /// `c` starts running task `t` (switching from the idle task if it was current).
+    fn run(&self, c: usize, t: usize) {
+        let s = &self.cpus[c];
+        let before = self.nr(c) + 1;
+        s.curr.set(Some(t));
+        s.idle_current.set(false);
+        s.need_resched.set(false);
+        s.run_start.set(self.now());
+        self.publish(c, before);
+        let generation = s.done_gen.get() + 1;
+        s.done_gen.set(generation);
+        let left = self.tasks.borrow()[t].left;
+        self.push(self.now() + left, c, Ev::Done(generation));
+    }
+
+    /// Takes the running task off `c`, crediting the time it ran; returns it.
+    fn take_curr(&self, c: usize) -> Option<usize> {
+        let s = &self.cpus[c];
+        let t = s.curr.take()?;
+        let ran = self.now() - s.run_start.get();
+        s.busy_ns.set(s.busy_ns.get() + ran);
+        let mut tasks = self.tasks.borrow_mut();
+        tasks[t].left = tasks[t].left.saturating_sub(ran);
+        Some(t)
+    }
+
+    /// The running task's run ended: it blocks on a timer here, or exits.
+    fn complete(&self, c: usize) {
+        let before = self.nr(c);
+        let Some(t) = self.take_curr(c) else { return };
+        self.publish(c, before);
+        self.cpus[c].blocked.set(BLOCKED);
+        self.count(|n| n.runs_completed += 1);
+        let (kind, runs_left, batch) = {
+            let task = &self.tasks.borrow()[t];
+            (task.kind, task.runs_left, task.batch)
+        };
+        if let Some(src) = batch {
+            self.free.borrow_mut().push(t);
+            self.count(|n| n.tasks_completed += 1);
+            self.batch_task_done(src);
+            return;
+        }
+        if runs_left == 1 || kind.sleep_ns == 0 {
+            self.free.borrow_mut().push(t);
+            self.count(|n| n.tasks_completed += 1);
+            return;
+        }
+        let next = self.draw(|r| around(r, kind.run_ns));
+        let sleep = self.draw(|r| around(r, kind.sleep_ns));
+        {
+            let task = &mut self.tasks.borrow_mut()[t];
+            task.left = next;
+            task.runs_left = runs_left.saturating_sub(1);
+        }
+        self.arm_timer(c, self.now() + sleep, Act::Wake(t));
+    }
+
+    /// The busy tick's own work: rotate the running task behind the queue after a slice.
+    fn tick_work(&self, c: usize) {
+        let s = &self.cpus[c];
+        if s.queue.borrow().is_empty() || self.now() - s.run_start.get() < SLICE_NS {
+            return;
+        }
+        let before = self.nr(c);
+        if let Some(t) = self.take_curr(c) {
+            s.queue.borrow_mut().push_back(t);
+            self.publish(c, before);
+            let next = s.queue.borrow_mut().pop_front();
+            if let Some(next) = next {
+                self.run(c, next);
+            }
+        }
+    }
+
+    /// A wakeup timer fired on `c`.
+    fn fire(&self, c: usize, act: Act) {
+        match act {
+            Act::Wake(t) => {
+                let to = self.select_cpu(t);
+                self.enqueue(to, t);
+            }
+            Act::Arrive(src) => {
+                let Source::Arrivals {
+                    cpus,
+                    per_sec,
+                    kind,
+                } = &self.workload.sources[src]
+                else {
+                    return;
+                };
+                let t = self.new_task(*kind, c, None);
+                let to = self.select_cpu(t);
+                self.enqueue(to, t);
+                self.arm_arrival(src, cpus.clone(), *per_sec);
+            }
+            Act::Batch(src) => {
+                let Source::Batches { n, kind, .. } = &self.workload.sources[src] else {
+                    return;
+                };
+                self.batches.borrow_mut()[src] = BatchSt {
+                    left: *n,
+                    at: self.now(),
+                };
+                for _ in 0..*n {
+                    let t = self.new_task(*kind, c, Some(src));
+                    self.enqueue(c, t);
+                }
+            }
+        }
+    }
+
+    /// A task of batch source `src` ended: the batch is done with its last task, and
+    /// the next one comes after the gap.
+    fn batch_task_done(&self, src: usize) {
+        let Source::Batches { on, gap_ns, .. } = &self.workload.sources[src] else {
+            return;
+        };
+        let done = {
+            let mut b = self.batches.borrow_mut();
+            b[src].left -= 1;
+            (b[src].left == 0).then_some(b[src].at)
+        };
+        if let Some(at) = done {
+            let took = self.now() - at;
+            self.count(|n| {
+                n.batches_done += 1;
+                n.batch_ns.push(took);
+            });
+            self.arm_timer(*on, self.now() + gap_ns, Act::Batch(src));
+        }
+    }
+
+    fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
+        let mean = (1_000_000_000 / per_sec.max(1)).max(1);
+        let at = self.now() + self.draw(|r| gap(r, mean));
+        let cpu = self.draw(|r| r.u64(cpus.start as u64..cpus.end as u64)) as usize;
+        self.arm_timer(cpu, at, Act::Arrive(src));
+    }
+
+    /// One interrupt on `c`, through the crate's driver layer.
+    fn handle_irq(&self, c: usize, irq: Irq, ctx: &Ctx<'_, P, HZ>) {
+        self.current.set(Some(c));
+        let cpu = self.id(c);
+        let s = &self.cpus[c];
+        match irq {
+            Irq::GoIdle => unreachable!("GoIdle is not an interrupt"),
+            Irq::Tick => {
+                // Balancing is due for the idle CPUs once jiffies reach `nohz.next_balance`:
+                // the first test of the kick (its value before the tick, jiffies after the
+                // tick's own update).
+                let next_balance = self.m.nohz().next_balance();
+                let tick = self.m.timer_interrupt(cpu, ctx);
+                if tick.ran() && s.curr.get().is_some() {
+                    let due = !self.time.jiffies().is_before(next_balance)
+                        && !matches!(tick.kick(), None | Some(KickDecision::IdleTick));
+                    self.count(|n| {
+                        n.busy_ticks += 1;
+                        n.due_ticks += u64::from(due);
+                    });
+                    self.tick_work(c);
+                } else if tick.ran() {
+                    self.count(|n| n.idle_ticks += 1);
+                }
+            }
+            Irq::Kick => {
+                s.kicks_in_flight.set(s.kicks_in_flight.get() - 1);
+                if let Some(flags) = self.m.kick_interrupt(cpu, ctx)
+                    && !flags.is_empty()
+                {
+                    s.ilb_passes.set(s.ilb_passes.get() + 1);
+                    self.count(|n| n.ilb_passes += 1);
+                }
+            }
+            Irq::Resched => self.m.interrupt(cpu, ctx, || {}),
+            Irq::Timer(id) => {
+                let Some(act) = self.timers.borrow_mut().remove(&id) else {
+                    return;
+                };
+                s.timers.borrow_mut().retain(|&(_, t)| t != id);
+                self.m.interrupt(cpu, ctx, || self.fire(c, act));
+            }
+        }
+    }
+
+    /// The idle state on `c` (its coroutine), until an interrupt: suspends, then runs the
+    /// interrupt it was resumed with.
+    fn halt(&self, c: usize, y: &Yielder<Irq, Halt>, ctx: &Ctx<'_, P, HZ>) {
+        let s = &self.cpus[c];
+        if s.need_resched.get() {
+            return;
+        }
+        let cpu = self.id(c);
+        let stopped = self.m.tick_sched(cpu).flags().contains(TsFlags::STOPPED);
+        s.halted_invisible
+            .set(stopped && !self.m.nohz_idle_test(cpu));
+        s.halted_at.set(self.now());
+        s.halted.set(true);
+        let irq = y.suspend(Halt::Halted);
+        s.halted.set(false);
+        let slept = self.now() - s.halted_at.get();
+        s.idle_ns.set(s.idle_ns.get() + slept);
+        if s.halted_invisible.get() {
+            s.invisible_ns.set(s.invisible_ns.get() + slept);
+        }
+        self.handle_irq(c, irq, ctx);
+    }
+
+    // ---- balancing -------------------------------------------------------------------------
+
+    /// `decay` of `c`'s blocked load: halves it; whether any is left.
+    fn decay(&self, c: usize) -> bool {
+        let b = &self.cpus[c].blocked;
+        b.set(b.get() / 2);
+        b.get() > 0
+    }
+
+    /// Queued tasks of `c` that may run on `dst`.
+    fn movable(&self, c: usize, dst: usize) -> usize {
+        let tasks = self.tasks.borrow();
+        self.cpus[c]
+            .queue
+            .borrow()
+            .iter()
+            .filter(|&&t| tasks[t].allowed.contains(&dst))
+            .count()
+    }
+
+    /// `load_balance` of `dst` over `span`: finds the busiest CPU (most tasks, with a task
+    /// `dst` may take; the lowest-numbered on a tie) and moves half the difference, at most
+    /// `cap` tasks, from its queue's tail. Returns how many moved.
+    fn load_balance(&self, dst: usize, span: Range<usize>, cap: usize) -> usize {
+        let mine = self.nr(dst);
+        let mut busiest: Option<(usize, usize)> = None;
+        for c in span {
+            if c == dst {
+                continue;
+            }
+            let nr = self.nr(c);
+            if nr >= mine + 2 && busiest.is_none_or(|(_, b)| nr > b) && self.movable(c, dst) > 0 {
+                busiest = Some((c, nr));
+            }
+        }
+        let Some((src, nr)) = busiest else { return 0 };
+        let want = ((nr - mine) / 2).clamp(1, cap);
+        let mut moved = Vec::new();
+        {
+            let tasks = self.tasks.borrow();
+            let mut q = self.cpus[src].queue.borrow_mut();
+            let mut k = q.len();
+            while k > 0 && moved.len() < want {
+                k -= 1;
+                if tasks[q[k]].allowed.contains(&dst) {
+                    moved.push(q.remove(k).expect("index in range"));
+                }
+            }
+        }
+        self.publish(src, nr);
+        for &t in &moved {
+            self.enqueue(dst, t);
+        }
+        moved.len()
+    }
+
+    /// `sched_balance_domains` for `cpu`, run by `by`.
+    fn balance_domains(&self, by: usize, cpu: usize, idle: CpuIdleType) -> Jiffies {
+        let now = self.time.jiffies();
+        let online = self.shape.cpus;
+        let mut busy = idle == CpuIdleType::NotIdle;
+        let mut next = now.add(60 * HZ as usize);
+        let levels = self.cpus[cpu].domains.borrow().len();
+        for k in 0..levels {
+            let (span, last, interval) = {
+                let d = &self.cpus[cpu].domains.borrow()[k];
+                (d.span.clone(), d.last_balance, d.interval(busy, HZ, online))
+            };
+            let mut last = Jiffies::new(last);
+            let mut interval = interval;
+            if now.is_after_eq(last.add(interval)) {
+                let moved = self.load_balance(cpu, span, usize::MAX);
+                if moved > 0 {
+                    self.count(|n| {
+                        if by == cpu {
+                            n.pulled_periodic += moved as u64;
+                        } else {
+                            n.pulled_ilb += moved as u64;
+                        }
+                    });
+                    busy = false;
+                }
+                let mut doms = self.cpus[cpu].domains.borrow_mut();
+                let d = &mut doms[k];
+                if moved > 0 {
+                    d.balance_interval = d.min_interval();
+                } else if d.balance_interval < d.max_interval() {
+                    d.balance_interval *= 2;
+                }
+                d.last_balance = now.get();
+                last = now;
+                interval = d.interval(busy, HZ, online);
+            }
+            if next.is_after(last.add(interval)) {
+                next = last.add(interval);
+            }
+        }
+        next
+    }
+
+    /// The newidle domain walk: one task from the busiest CPU of the lowest domain that has
+    /// one to give.
+    fn newidle_pull(&self, c: usize) -> bool {
+        let spans: Vec<Range<usize>> = self.cpus[c]
+            .domains
+            .borrow()
+            .iter()
+            .map(|d| d.span.clone())
+            .collect();
+        for span in spans {
+            if self.load_balance(c, span, 1) > 0 {
+                self.count(|n| n.pulled_newidle += 1);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn record_violation(&self, what: String) {
+        self.count(|n| {
+            n.violations += 1;
+            if n.first_violation.is_none() {
+                n.first_violation = Some(what);
+            }
+        });
+    }
+}
+
+// ---- the platform ------------------------------------------------------------------------
+
+impl<P: Policy, const HZ: u32> Clock for Ctx<'_, P, HZ> {
+    const HZ: u32 = HZ;
+    fn jiffies(&self) -> Jiffies {
+        self.e.time.jiffies()
+    }
+}
+
+impl<P: Policy, const HZ: u32> CpuState<CAP> for Ctx<'_, P, HZ> {
+    fn need_resched(&self, cpu: Cpu) -> bool {
+        self.e.cpus[cpu.index()].need_resched.get()
+    }
+    fn this_cpu(&self) -> Option<Cpu> {
+        self.e.current.get().map(|c| self.e.id(c))
+    }
+    fn synchronize_rcu(&self) {
+        // One event at a time: no reader is ever inside a read-side section across an event,
+        // so a grace period has always elapsed.
+    }
+}
+
+impl<P: Policy, const HZ: u32> Ipi<CAP> for Ctx<'_, P, HZ> {
+    fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
+        let s = &self.e.cpus[to.index()];
+        s.kicks_in_flight.set(s.kicks_in_flight.get() + 1);
+        self.e.count(|n| n.kicks_sent += 1);
+        self.e.send_ipi(to.index(), Ev::Kick);
+    }
+}
+
+impl<P: Policy, const HZ: u32> Softirq<CAP> for Ctx<'_, P, HZ> {}
+
+impl<P: Policy, const HZ: u32> Topology<CAP> for Ctx<'_, P, HZ> {
+    fn has_sched_domain(&self, cpu: Cpu) -> bool {
+        !self.e.cpus[cpu.index()].domains.borrow().is_empty()
+    }
+    fn llc_leader(&self, cpu: Cpu) -> Option<Cpu> {
+        Some(self.e.id(self.e.shape.llc_of(cpu.index()).start))
+    }
+}
+
+impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
+    fn update_blocked_averages(&self, _by: Cpu, cpu: Cpu) -> bool {
+        self.e.decay(cpu.index())
+    }
+    fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
+        self.e.balance_domains(by.index(), cpu.index(), idle)
+    }
+    fn newidle_domain(&self, cpu: Cpu) -> NewidleDomain {
+        let c = cpu.index();
+        let set = c / (self.e.shape.cpus / self.e.shape.cpusets);
+        NewidleDomain {
+            rd_overloaded: self.e.overloaded[set].get() > 0,
+            max_newidle_lb_cost: 0,
+            next_balance: None,
+        }
+    }
+    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+        NewidleOutcome::pulled(self.e.newidle_pull(cpu.index()))
+    }
+}
+
+impl<P: Policy, const HZ: u32> TickHardware<CAP> for Ctx<'_, P, HZ> {
+    fn ktime_get(&self) -> u64 {
+        self.e.now()
+    }
+    fn jiffies_update(&self) -> (Jiffies, u64) {
+        self.e.time.jiffies_update()
+    }
+    fn update_jiffies(&self, now: u64) {
+        self.e.time.update(now);
+    }
+    fn next_timer_interrupt(&self, cpu: Cpu, _basej: Jiffies, basem: u64) -> u64 {
+        let timers = self.e.cpus[cpu.index()].timers.borrow();
+        timers.first().map_or(KTIME_MAX, |&(at, _)| at.max(basem))
+    }
+    fn program_tick(&self, cpu: Cpu, expires: u64) {
+        let s = &self.e.cpus[cpu.index()];
+        let generation = s.tick_gen.get() + 1;
+        s.tick_gen.set(generation);
+        s.tick_expiry.set(expires);
+        self.e
+            .push(expires.max(self.e.now()), cpu.index(), Ev::Tick(generation));
+    }
+    fn cancel_tick(&self, cpu: Cpu) {
+        let s = &self.e.cpus[cpu.index()];
+        s.tick_gen.set(s.tick_gen.get() + 1);
+    }
+    fn tick_expiry(&self, cpu: Cpu) -> u64 {
+        self.e.cpus[cpu.index()].tick_expiry.get()
+    }
+    fn vtime_accounting(&self, cpu: Cpu) -> bool {
+        self.e.cpus[cpu.index()].nohz_full
+    }
+}
+
+impl<P: Policy, const HZ: u32> IdleHooks<CAP> for Ctx<'_, P, HZ> {
+    fn cpuidle_enter(&self, cpu: Cpu) {
+        let y = self
+            .y
+            .expect("cpuidle_enter runs on the CPU's idle coroutine");
+        self.e.halt(cpu.index(), y, self);
+    }
+}
+
+// ---- the loop ----------------------------------------------------------------------------
+
+type IdleCoroutine = Coroutine<Irq, Halt, (), DefaultStack>;
+
+/// The engine's loop: the shared state and each CPU's idle coroutine.
+struct Runner<P: Policy, const HZ: u32> {
+    e: Rc<Engine<P, HZ>>,
+    coros: Vec<Option<IdleCoroutine>>,
+    check_every: u64,
+}
+
+impl<P: Policy, const HZ: u32> Runner<P, HZ> {
+    /// Resumes `c`'s idle coroutine with `irq` (starting it first if needed) and handles how
+    /// it stops: in its idle state, or out of `do_idle`.
+    fn resume(&mut self, c: usize, irq: Irq) -> Result<(), String> {
+        self.e.current.set(Some(c));
+        if self.coros[c].is_none() {
+            let e = Rc::clone(&self.e);
+            let stack = DefaultStack::new(IDLE_STACK)
+                .map_err(|err| format!("cannot map an idle stack: {err}"))?;
+            self.coros[c] = Some(Coroutine::with_stack(
+                stack,
+                move |y: &Yielder<Irq, Halt>, _go: Irq| loop {
+                    let ctx = Ctx { e: &*e, y: Some(y) };
+                    e.count(|n| n.idle_entries += 1);
+                    let exit = e.m.do_idle(e.id(c), &ctx);
+                    y.suspend(Halt::Exited(exit));
+                },
+            ));
+        }
+        let stopped = self.coros[c].as_mut().expect("created above").resume(irq);
+        match stopped {
+            CoroutineResult::Yield(Halt::Halted) => Ok(()),
+            CoroutineResult::Yield(Halt::Exited(exit)) => {
+                let s = &self.e.cpus[c];
+                s.in_idle.set(false);
+                s.need_resched.set(false);
+                if exit == IdleExit::CpuDead {
+                    return Err(format!("CPU {c} left do_idle as dead; no CPU goes offline"));
+                }
+                self.schedule(c)
+            }
+            CoroutineResult::Return(()) => unreachable!("the idle coroutine loops forever"),
+        }
+    }
+
+    /// `c` has no task running: runs the next queued one, or balances (newidle) and idles.
+    fn schedule(&mut self, c: usize) -> Result<(), String> {
+        let e = &*self.e;
+        e.current.set(Some(c));
+        let next = e.cpus[c].queue.borrow_mut().pop_front();
+        if let Some(t) = next {
+            e.run(c, t);
+            return Ok(());
+        }
+        if e.m.sched_balance_newidle(e.id(c), &e.ctx()) {
+            let next = e.cpus[c].queue.borrow_mut().pop_front();
+            if let Some(t) = next {
+                e.run(c, t);
+                return Ok(());
+            }
+        }
+        // The switch to the idle task, then its loop.
+        let s = &e.cpus[c];
+        s.idle_current.set(true);
+        e.publish(c, 0);
+        s.in_idle.set(true);
+        self.resume(c, Irq::GoIdle)
+    }
+
+    /// One event.
+    fn deliver(&mut self, c: usize, ev: Ev) -> Result<(), String> {
+        let e = Rc::clone(&self.e);
+        let s = &e.cpus[c];
+        let irq = match ev {
+            Ev::Done(generation) => {
+                if generation != s.done_gen.get() || s.curr.get().is_none() {
+                    return Ok(());
+                }
+                e.current.set(Some(c));
+                e.complete(c);
+                return self.schedule(c);
+            }
+            Ev::Tick(generation) if generation != s.tick_gen.get() => return Ok(()),
+            Ev::Tick(_) => Irq::Tick,
+            Ev::Kick => Irq::Kick,
+            Ev::Resched => Irq::Resched,
+            Ev::Timer(id) => Irq::Timer(id),
+        };
+        if s.in_idle.get() {
+            debug_assert!(
+                s.halted.get(),
+                "CPU {c} in do_idle but not halted between events"
+            );
+            self.resume(c, irq)
+        } else {
+            e.handle_irq(c, irq, &e.ctx());
+            Ok(())
+        }
+    }
+
+    fn boot(&mut self) -> Result<(), String> {
+        let e = Rc::clone(&self.e);
+        let n = e.shape.cpus;
+        e.current.set(Some(0));
+        e.m.init(n, 0, &e.ctx())
+            .map_err(|err| format!("Machine::init: {err}"))?;
+        let full: Vec<usize> = (0..n).filter(|&c| e.cpus[c].nohz_full).collect();
+        if !full.is_empty() {
+            e.m.tick_nohz_full_setup(full)
+                .map_err(|err| format!("tick_nohz_full_setup: {err}"))?;
+        }
+        for c in 0..n {
+            e.current.set(Some(c));
+            e.m.cpu_starting(e.id(c), &e.ctx());
+        }
+        for (k, src) in e.workload.sources.iter().enumerate() {
+            match src {
+                Source::Initial { cpus, n, kind } => {
+                    for j in 0..*n {
+                        let c = cpus.start + j % cpus.len().max(1);
+                        e.current.set(Some(c));
+                        let t = e.new_task(*kind, c, None);
+                        e.enqueue(c, t);
+                    }
+                }
+                Source::Arrivals { cpus, per_sec, .. } => e.arm_arrival(k, cpus.clone(), *per_sec),
+                Source::Batches { on, gap_ns, .. } => e.arm_timer(*on, *gap_ns, Act::Batch(k)),
+            }
+        }
+        for c in 0..n {
+            self.schedule(c)?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, sim_ns: u64) -> Result<(), String> {
+        self.boot()?;
+        while let Some((at, c, ev)) = self.e.pop() {
+            if at > sim_ns {
+                break;
+            }
+            self.e.now.set(at);
+            self.deliver(c, ev)?;
+            let events = {
+                let mut n = self.e.counts.borrow_mut();
+                n.events += 1;
+                n.events
+            };
+            if self.check_every > 0 && events % self.check_every == 0 {
+                self.e.check();
+            }
+        }
+        self.e.now.set(sim_ns);
+        self.e.check();
+        Ok(())
+    }
+
+    fn outcome(&self, sim_ns: u64) -> Outcome {
+        let e = &*self.e;
+        let now = e.now();
+        let mut busy = 0;
+        let mut idle = 0;
+        let mut invisible = 0;
+        for s in &e.cpus {
+            busy += s.busy_ns.get() + s.curr.get().map_or(0, |_| now - s.run_start.get());
+            let halted = if s.halted.get() {
+                now - s.halted_at.get()
+            } else {
+                0
+            };
+            idle += s.idle_ns.get() + halted;
+            invisible += s.invisible_ns.get() + if s.halted_invisible.get() { halted } else { 0 };
+        }
+        let n = e.counts.borrow();
+        Outcome {
+            policy: P::NAME,
+            cpus: e.shape.cpus,
+            sim_seconds: sim_ns as f64 / 1e9,
+            events: n.events,
+            tasks_completed: n.tasks_completed,
+            runs_completed: n.runs_completed,
+            busy_ticks: n.busy_ticks,
+            due_ticks: n.due_ticks,
+            idle_ticks: n.idle_ticks,
+            kicks_sent: n.kicks_sent,
+            ilb_passes: n.ilb_passes,
+            ilb_duty: e.cpus.iter().map(|s| s.ilb_passes.get()).collect(),
+            pulled_newidle: n.pulled_newidle,
+            pulled_periodic: n.pulled_periodic,
+            pulled_ilb: n.pulled_ilb,
+            idle_entries: n.idle_entries,
+            busy_ns: busy,
+            idle_ns: idle,
+            invisible_idle_ns: invisible,
+            checks: n.checks,
+            violations: n.violations,
+            first_violation: n.first_violation.clone(),
+            warnings: e.m.warnings().total(e.m.nr_cpu_ids()),
+            batches_done: n.batches_done,
+            batch_ms: {
+                let ms: Vec<f64> = n.batch_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
+                crate::measure::median(&ms)
+            },
+        }
+    }
+}
+
+/// Stack of the thread a run makes: a machine of the engine's capacity is built in place,
+/// and a debug build's `Machine::new` keeps several copies of it on the stack.
+const RUN_STACK: usize = 64 * 1024 * 1024;
+
+/// Runs the engine under policy `P` at `HZ`, on a thread of its own (a large stack for the
+/// machine's construction; the run itself is one thread whatever the caller's).
+pub fn run<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
+    let cfg = cfg.clone();
+    std::thread::Builder::new()
+        .name("nohz-engine".into())
+        .stack_size(RUN_STACK)
+        .spawn(move || run_here::<P, HZ>(&cfg))
+        .map_err(|e| format!("cannot start the engine's thread: {e}"))?
+        .join()
+        .map_err(|_| "the engine's thread panicked".to_string())?
+}
+
+fn run_here<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
+    let e = Rc::new(Engine::<P, HZ>::new(cfg)?);
+    let mut runner = Runner {
+        coros: (0..cfg.shape.cpus).map(|_| None).collect(),
+        e,
+        check_every: cfg.check_every,
+    };
+    let result = runner.run(cfg.sim_ns);
+    let outcome = runner.outcome(cfg.sim_ns);
+    // The idle coroutines hold the engine: drop them (unwinding their stacks) before it.
+    runner.coros.clear();
+    result.map(|()| outcome)
+}
