@@ -210,6 +210,9 @@ pub use irqtime::IrqTime;
 pub use jiffies::{Jiffies, JiffiesCell, Timekeeper};
 pub use machine::{InitError, Machine};
 pub use platform::Platform;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use policy::Seed000;
 pub use policy::{Legacy, Patched, Policy, Scalable};
 pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};

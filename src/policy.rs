@@ -107,6 +107,33 @@ pub struct Legacy;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Scalable;
 
+/// The kernel with seed 000 alone (`nohz.nr_cpus` gone, the kick's time checks first),
+/// before seeds 001 and 003: `nohz_balance_enter_idle` only on the pass that stops the tick,
+/// the irq-time flag still beside the `nohz` line. The kernel seed 000's own numbers were
+/// measured on, for the virtual-time engine to reproduce them (feature `testing`).
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Seed000;
+
+#[cfg(feature = "testing")]
+impl sealed::Sealed for Seed000 {
+    type IdleCpus<const W: usize> = crate::cpumask::CpuMask<W>;
+    type NohzLine = KernelLine;
+}
+
+#[cfg(feature = "testing")]
+impl Policy for Seed000 {
+    const NAME: &'static str = "seed000";
+    const NR_CPUS_COUNTER: bool = false;
+    const TIME_CHECKS_FIRST: bool = true;
+    const ENTER_IDLE_WHENEVER_STOPPED: bool = false;
+    const IRQTIME_STATIC_KEY: bool = false;
+    const READ_BEFORE_WRITE: bool = false;
+    const KICK_DEADLINE: bool = false;
+    const SHARDED: bool = false;
+}
+
 impl sealed::Sealed for Patched {
     type IdleCpus<const W: usize> = crate::cpumask::CpuMask<W>;
     type NohzLine = KernelLine;
@@ -171,6 +198,12 @@ mod tests {
         assert_eq!(seeds::<Patched>(), [true; 4]);
         assert_eq!(seeds::<Legacy>(), [false; 4]);
         assert_ne!(Patched::NAME, Legacy::NAME);
+    }
+
+    #[cfg(feature = "testing")]
+    #[test]
+    fn seed000_is_legacy_with_seed_000_alone() {
+        assert_eq!(seeds::<Seed000>(), [true, true, false, false]);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! arguments: every measuring scenario, `Legacy` and `Patched` interleaved, 5 runs each.
 
 use clap::{Parser, ValueEnum};
-use nohz::{Legacy, Patched, Scalable};
+use nohz::{Legacy, Patched, Scalable, Seed000};
 
 /// The `Sharded` policy the harness runs: the default layout (each LLC split into shards of
 /// at most 64 CPUs), `LocalFirst`, `Hint`, with room for the harness's whole capacity
@@ -37,6 +37,9 @@ enum PolicyArg {
     /// Beyond the kernel: Scalable with the idle mask split into shards of at most 64 CPUs
     /// per LLC, with a sticky summary (`LocalFirst`, `Hint`).
     Sharded,
+    /// Legacy and the kernel with seed 000 alone (before seeds 001 and 003), interleaved:
+    /// the two kernels seed 000's own numbers compare.
+    Seed000,
 }
 
 /// A policy a run uses.
@@ -46,6 +49,7 @@ enum Pol {
     Patched,
     Scalable,
     Sharded,
+    Seed000,
 }
 
 impl Pol {
@@ -55,6 +59,7 @@ impl Pol {
             Pol::Patched => "patched",
             Pol::Scalable => "scalable",
             Pol::Sharded => "sharded",
+            Pol::Seed000 => "seed000",
         }
     }
 }
@@ -69,6 +74,7 @@ impl PolicyArg {
             PolicyArg::Legacy => vec![Pol::Legacy],
             PolicyArg::Scalable => vec![Pol::Scalable],
             PolicyArg::Sharded => vec![Pol::Sharded],
+            PolicyArg::Seed000 => vec![Pol::Legacy, Pol::Seed000],
         }
     }
 }
@@ -97,8 +103,8 @@ enum EngineArg {
     /// One pinned host thread per logical CPU, on the host's clock.
     Threads,
     /// The deterministic virtual-time engine: every CPU on one thread, simulated time, the
-    /// invariants checked between events. `churn` and `visibility` are then the seeds'
-    /// machines (480 and 80 CPUs), `frontier` 768 CPUs.
+    /// invariants checked between events. `churn`, `visibility` and `irqtime` are then the
+    /// seeds' machines (480, 80 and 224 CPUs), `frontier` 768 CPUs.
     Virtual,
 }
 
@@ -289,6 +295,10 @@ fn run_one(cfg: &RunConfig, pol: Pol, hz: u32) -> Result<RunStats, String> {
         (Pol::Sharded, 250) => run::<ShardedDefault, 250>(cfg),
         (Pol::Sharded, 300) => run::<ShardedDefault, 300>(cfg),
         (Pol::Sharded, _) => run::<ShardedDefault, 1000>(cfg),
+        (Pol::Seed000, 100) => run::<Seed000, 100>(cfg),
+        (Pol::Seed000, 250) => run::<Seed000, 250>(cfg),
+        (Pol::Seed000, 300) => run::<Seed000, 300>(cfg),
+        (Pol::Seed000, _) => run::<Seed000, 1000>(cfg),
     }
 }
 
@@ -515,6 +525,10 @@ fn run_virtual(cfg: &EngineConfig, pol: Pol, hz: u32) -> Result<Outcome, String>
         (Pol::Sharded, 250) => engine::run::<engine::Sharded, 250>(cfg),
         (Pol::Sharded, 300) => engine::run::<engine::Sharded, 300>(cfg),
         (Pol::Sharded, _) => engine::run::<engine::Sharded, 1000>(cfg),
+        (Pol::Seed000, 100) => engine::run::<Seed000, 100>(cfg),
+        (Pol::Seed000, 250) => engine::run::<Seed000, 250>(cfg),
+        (Pol::Seed000, 300) => engine::run::<Seed000, 300>(cfg),
+        (Pol::Seed000, _) => engine::run::<Seed000, 1000>(cfg),
     }
 }
 
@@ -525,17 +539,13 @@ fn virtual_main(cli: &Cli) -> ExitCode {
         ScenarioArg::All => vec![
             VirtualScenario::Visibility,
             VirtualScenario::Churn,
+            VirtualScenario::Irqtime,
             VirtualScenario::Frontier,
         ],
         ScenarioArg::Visibility => vec![VirtualScenario::Visibility],
         ScenarioArg::Churn => vec![VirtualScenario::Churn],
+        ScenarioArg::Irqtime => vec![VirtualScenario::Irqtime],
         ScenarioArg::Frontier => vec![VirtualScenario::Frontier],
-        ScenarioArg::Irqtime => {
-            return usage_error(
-                "--scenario irqtime is not on the virtual engine yet (it needs the contention \
-                 cost model); run it with --engine threads",
-            );
-        }
         ScenarioArg::Soak => {
             return usage_error(
                 "--scenario soak runs on threads; the virtual engine checks every invariant \
@@ -585,6 +595,8 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             seed: cli.seed,
             ipi_ns: 2_000,
             check_every: cli.check_every,
+            cost: Default::default(),
+            irqtime: scenario.irqtime(),
         };
         let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); policies.len()];
         for k in 0..u64::from(cli.runs) {

@@ -96,7 +96,7 @@ pub struct Summary {
 type Metric = (&'static str, &'static str, fn(&RunStats) -> Option<f64>);
 
 /// The metrics compared per scenario: name, which way is better, extractor.
-pub const METRICS: [Metric; 16] = [
+pub const METRICS: [Metric; 21] = [
     ("tasks_per_sec", "higher", |r| r.tasks_per_sec),
     ("burst_ms", "lower", |r| r.burst_ms),
     ("invisible_idle_ticks", "lower", |r| {
@@ -121,6 +121,11 @@ pub const METRICS: [Metric; 16] = [
     ("ilb_passes_per_sec", "info", |r| r.ilb_passes_per_sec),
     ("ilb_top_share_pct", "info", |r| r.ilb_top_share_pct),
     ("busy_pct", "info", |r| r.busy_pct),
+    ("exit_idle_pct", "lower", |r| r.exit_idle_pct),
+    ("kick_pct", "lower", |r| r.kick_pct),
+    ("enter_idle_pct", "lower", |r| r.enter_idle_pct),
+    ("irqtime_pct", "lower", |r| r.irqtime_pct),
+    ("kernel_pct", "lower", |r| r.kernel_pct),
 ];
 
 /// Which metrics belong to which scenario.
@@ -148,6 +153,11 @@ pub fn applies(scenario: &str, metric: &str) -> bool {
             | (
                 "v-churn",
                 "idle_transitions_per_sec" | "kicks_sent" | "ilb_passes_per_sec"
+            )
+            | ("v-irqtime", "irqtime_pct" | "kernel_pct")
+            | (
+                "v-churn",
+                "exit_idle_pct" | "kick_pct" | "enter_idle_pct" | "kernel_pct"
             )
             | (
                 "frontier",
@@ -261,7 +271,14 @@ fn own_metrics(r: &RunStats) -> String {
         "v-churn" => vec![
             ("idle/s", r.idle_transitions_per_sec),
             ("busy%", r.busy_pct),
-            ("due%", r.due_tick_pct),
+            ("exit%", r.exit_idle_pct),
+            ("kick%", r.kick_pct),
+            ("kernel%", r.kernel_pct),
+        ],
+        "v-irqtime" => vec![
+            ("irqtime%", r.irqtime_pct),
+            ("kernel%", r.kernel_pct),
+            ("busy%", r.busy_pct),
         ],
         "frontier" => vec![
             ("due%", r.due_tick_pct),

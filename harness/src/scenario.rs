@@ -204,6 +204,22 @@ pub struct RunStats {
     /// Virtual engine: idle time spent halted with the tick stopped but out of the idle
     /// mask (invisible to the idle balancer), per cent of all idle time.
     pub invisible_idle_pct: Option<f64>,
+    /// Virtual engine, cost model: the transfer costs used, `local/remote` ns.
+    pub t_x: Option<String>,
+    /// Virtual engine, cost model: the crate's share of all CPU time, per cent.
+    pub kernel_pct: Option<f64>,
+    /// Virtual engine, cost model: `nohz_balance_exit_idle`'s share of all CPU time, per cent.
+    pub exit_idle_pct: Option<f64>,
+    /// Virtual engine, cost model: `nohz_balancer_kick`'s share of all CPU time, per cent.
+    pub kick_pct: Option<f64>,
+    /// Virtual engine, cost model: `nohz_balance_enter_idle`'s share of all CPU time, per cent.
+    pub enter_idle_pct: Option<f64>,
+    /// Virtual engine, cost model: `irqtime_account_irq`'s share of all CPU time, per cent.
+    pub irqtime_pct: Option<f64>,
+    /// Virtual engine, cost model: every kernel function's share of all CPU time (per cent,
+    /// `function=share`, largest first) and, after a slash, the largest share of one CPU's
+    /// time; one space-separated field.
+    pub fn_pct: Option<String>,
 }
 
 /// Writes a list of counts as one field: the numbers, space-separated.
@@ -272,6 +288,13 @@ impl RunStats {
             ilb_passes_per_sec: None,
             ilb_top_share_pct: None,
             invisible_idle_pct: None,
+            t_x: None,
+            kernel_pct: None,
+            exit_idle_pct: None,
+            kick_pct: None,
+            enter_idle_pct: None,
+            irqtime_pct: None,
+            fn_pct: None,
         }
     }
 

@@ -42,6 +42,7 @@
 //! checks the invariants the harness's quiescent snapshots check, exactly ([`check`]).
 
 mod check;
+pub mod cost;
 pub mod scenario;
 pub mod topo;
 pub mod work;
@@ -71,6 +72,11 @@ pub type Sharded = nohz::Sharded<{ CAP / 8 }>;
 /// `sysctl_sched_base_slice` order of magnitude).
 pub const SLICE_NS: u64 = 3_000_000;
 
+/// The most a sched timer's interrupt arrives after its expiry (uniform from 0): local timers
+/// fire on a shared clock, so every CPU's tick comes at the same jiffy edge give or take
+/// interrupt delivery, and the first shared line every tick touches sees them all at once.
+pub const TICK_JITTER_NS: u64 = 2_000;
+
 /// Blocked load a CPU is left with when a task blocks there: decay passes until it is gone
 /// (each halves it).
 const BLOCKED: u32 = 8;
@@ -94,6 +100,11 @@ pub struct Config {
     pub ipi_ns: u64,
     /// Check the invariants after every this many events (1: after each; 0: at the end only).
     pub check_every: u64,
+    /// The contention cost model's transfer costs (used by the counting build only).
+    pub cost: cost::CostParams,
+    /// Irq-time accounting on (`enable_sched_clock_irqtime` at boot, as x86 does with a
+    /// stable TSC).
+    pub irqtime: bool,
 }
 
 /// What one run did. Everything here is a function of the configuration and the seed.
@@ -131,6 +142,9 @@ pub struct Outcome {
     pub pulled_ilb: u64,
     /// Idle-loop entries.
     pub idle_entries: u64,
+    /// Idle states entered (`cpuidle_enter` that halted): more than the entries when
+    /// interrupts end an idle state without ending the idle loop.
+    pub halts: u64,
     /// Nanoseconds all CPUs together spent running tasks.
     pub busy_ns: u64,
     /// Nanoseconds all CPUs together spent halted in their idle state.
@@ -150,6 +164,11 @@ pub struct Outcome {
     pub batches_done: u64,
     /// Median time from a batch's arrival to its last task's end, in milliseconds.
     pub batch_ms: Option<f64>,
+    /// Nanoseconds all CPUs together spent in the crate's code after the warm-up
+    /// ([`warmup`]), by the cost model (0 without the counting build).
+    pub kernel_ns: u64,
+    /// The cost model's findings (the counting build only).
+    pub cost: Option<cost::CostReport>,
 }
 
 /// An event, for CPU `cpu` at a time.
@@ -198,6 +217,8 @@ enum Act {
     Arrive(usize),
     /// A batch of source `n` is queued.
     Batch(usize),
+    /// A device interrupt of source `n`.
+    Device(usize),
 }
 
 /// A task.
@@ -231,6 +252,12 @@ struct CpuSt {
     need_resched: Cell<bool>,
     curr: Cell<Option<usize>>,
     run_start: Cell<u64>,
+    /// When the running task's run ends.
+    done_at: Cell<u64>,
+    /// Time the crate's code took from the running task since it started.
+    stolen: Cell<u64>,
+    /// Time the crate's code took on this CPU (the cost model).
+    kernel_ns: Cell<u64>,
     queue: RefCell<VecDeque<usize>>,
     done_gen: Cell<u64>,
     tick_gen: Cell<u64>,
@@ -262,6 +289,7 @@ struct Counts {
     pulled_periodic: u64,
     pulled_ilb: u64,
     idle_entries: u64,
+    halts: u64,
     checks: u64,
     violations: u64,
     first_violation: Option<String>,
@@ -350,10 +378,10 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         })
     }
 
+    /// CPU `i`'s id (`smp_processor_id()` and friends: a per-CPU read in a kernel, so not a
+    /// shared access the cost model should see).
     fn id(&self, i: usize) -> Cpu {
-        self.m
-            .cpu(i)
-            .expect("an engine CPU index is below nr_cpu_ids")
+        cost::unrecorded(|| self.m.cpu(i)).expect("an engine CPU index is below nr_cpu_ids")
     }
 
     fn ctx(&self) -> Ctx<'_, P, HZ> {
@@ -499,11 +527,34 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         s.idle_current.set(false);
         s.need_resched.set(false);
         s.run_start.set(self.now());
+        s.stolen.set(0);
         self.publish(c, before);
+        let left = self.tasks.borrow()[t].left;
+        s.done_at.set(self.now() + left);
+        self.rearm_done(c);
+    }
+
+    /// (Re)schedules the end of `c`'s running task's run at its `done_at`.
+    fn rearm_done(&self, c: usize) {
+        let s = &self.cpus[c];
         let generation = s.done_gen.get() + 1;
         s.done_gen.set(generation);
-        let left = self.tasks.borrow()[t].left;
-        self.push(self.now() + left, c, Ev::Done(generation));
+        self.push(s.done_at.get(), c, Ev::Done(generation));
+    }
+
+    /// The crate's code took `spent` of `c`'s time in this event: charged to the CPU, and a
+    /// running task's run ends that much later.
+    fn charge(&self, c: usize, spent: u64) {
+        if spent == 0 {
+            return;
+        }
+        let s = &self.cpus[c];
+        s.kernel_ns.set(s.kernel_ns.get() + spent);
+        if s.curr.get().is_some() {
+            s.stolen.set(s.stolen.get() + spent);
+            s.done_at.set(s.done_at.get() + spent);
+            self.rearm_done(c);
+        }
     }
 
     /// Takes the running task off `c`, crediting the time it ran; returns it.
@@ -513,7 +564,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let ran = self.now() - s.run_start.get();
         s.busy_ns.set(s.busy_ns.get() + ran);
         let mut tasks = self.tasks.borrow_mut();
-        tasks[t].left = tasks[t].left.saturating_sub(ran);
+        tasks[t].left = tasks[t]
+            .left
+            .saturating_sub(ran.saturating_sub(s.stolen.get()));
         Some(t)
     }
 
@@ -587,6 +640,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 self.enqueue(to, t);
                 self.arm_arrival(src, cpus.clone(), *per_sec);
             }
+            Act::Device(src) => {
+                if let Source::Interrupts { per_sec, .. } = &self.workload.sources[src] {
+                    self.arm_device(c, src, *per_sec);
+                }
+            }
             Act::Batch(src) => {
                 let Source::Batches { n, kind, .. } = &self.workload.sources[src] else {
                     return;
@@ -624,6 +682,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
+    fn arm_device(&self, cpu: usize, src: usize, per_sec: u64) {
+        let mean = (1_000_000_000 / per_sec.max(1)).max(1);
+        let at = self.now() + self.draw(|r| gap(r, mean));
+        self.arm_timer(cpu, at, Act::Device(src));
+    }
+
     fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
         let mean = (1_000_000_000 / per_sec.max(1)).max(1);
         let at = self.now() + self.draw(|r| gap(r, mean));
@@ -642,7 +706,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 // Balancing is due for the idle CPUs once jiffies reach `nohz.next_balance`:
                 // the first test of the kick (its value before the tick, jiffies after the
                 // tick's own update).
-                let next_balance = self.m.nohz().next_balance();
+                let next_balance = cost::unrecorded(|| self.m.nohz().next_balance());
                 let tick = self.m.timer_interrupt(cpu, ctx);
                 if tick.ran() && s.curr.get().is_some() {
                     let due = !self.time.jiffies().is_before(next_balance)
@@ -684,11 +748,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             return;
         }
         let cpu = self.id(c);
-        let stopped = self.m.tick_sched(cpu).flags().contains(TsFlags::STOPPED);
-        s.halted_invisible
-            .set(stopped && !self.m.nohz_idle_test(cpu));
+        let invisible = cost::unrecorded(|| {
+            self.m.tick_sched(cpu).flags().contains(TsFlags::STOPPED) && !self.m.nohz_idle_test(cpu)
+        });
+        s.halted_invisible.set(invisible);
         s.halted_at.set(self.now());
         s.halted.set(true);
+        self.count(|n| n.halts += 1);
         let irq = y.suspend(Halt::Halted);
         s.halted.set(false);
         let slept = self.now() - s.halted_at.get();
@@ -909,8 +975,14 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Ctx<'_, P, HZ> {
         let generation = s.tick_gen.get() + 1;
         s.tick_gen.set(generation);
         s.tick_expiry.set(expires);
-        self.e
-            .push(expires.max(self.e.now()), cpu.index(), Ev::Tick(generation));
+        // Every CPU's tick is programmed on the same jiffies grid; its interrupt arrives a
+        // little after the expiry, differently on each CPU (`TICK_JITTER_NS`).
+        let jitter = self.e.draw(|r| r.u64(0..=TICK_JITTER_NS));
+        self.e.push(
+            expires.max(self.e.now()) + jitter,
+            cpu.index(),
+            Ev::Tick(generation),
+        );
     }
     fn cancel_tick(&self, cpu: Cpu) {
         let s = &self.e.cpus[cpu.index()];
@@ -942,6 +1014,7 @@ struct Runner<P: Policy, const HZ: u32> {
     e: Rc<Engine<P, HZ>>,
     coros: Vec<Option<IdleCoroutine>>,
     check_every: u64,
+    irqtime: bool,
 }
 
 impl<P: Policy, const HZ: u32> Runner<P, HZ> {
@@ -1045,9 +1118,12 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             e.m.tick_nohz_full_setup(full)
                 .map_err(|err| format!("tick_nohz_full_setup: {err}"))?;
         }
+        if self.irqtime {
+            e.m.enable_sched_clock_irqtime();
+        }
         for c in 0..n {
             e.current.set(Some(c));
-            e.m.cpu_starting(e.id(c), &e.ctx());
+            cost::on_cpu(c, 0, || e.m.cpu_starting(e.id(c), &e.ctx()));
         }
         for (k, src) in e.workload.sources.iter().enumerate() {
             match src {
@@ -1061,22 +1137,39 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 }
                 Source::Arrivals { cpus, per_sec, .. } => e.arm_arrival(k, cpus.clone(), *per_sec),
                 Source::Batches { on, gap_ns, .. } => e.arm_timer(*on, *gap_ns, Act::Batch(k)),
+                Source::Interrupts { cpus, per_sec } => {
+                    for c in cpus.clone() {
+                        e.arm_device(c, k, *per_sec);
+                    }
+                }
             }
         }
         for c in 0..n {
-            self.schedule(c)?;
+            let (done, spent) = cost::on_cpu(c, 0, || self.schedule(c));
+            done?;
+            e.charge(c, spent);
         }
         Ok(())
     }
 
     fn run(&mut self, sim_ns: u64) -> Result<(), String> {
         self.boot()?;
+        let mut warm = false;
         while let Some((at, c, ev)) = self.e.pop() {
             if at > sim_ns {
                 break;
             }
+            if !warm && at >= warmup(sim_ns) {
+                // The boot's storm (every CPU starting at once) is not the load's cost.
+                warm = true;
+                #[cfg(nohz_linecount)]
+                cost::reset_counts();
+                self.e.cpus.iter().for_each(|s| s.kernel_ns.set(0));
+            }
             self.e.now.set(at);
-            self.deliver(c, ev)?;
+            let (done, spent) = cost::on_cpu(c, at, || self.deliver(c, ev));
+            done?;
+            self.e.charge(c, spent);
             let events = {
                 let mut n = self.e.counts.borrow_mut();
                 n.events += 1;
@@ -1091,7 +1184,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         Ok(())
     }
 
-    fn outcome(&self, sim_ns: u64) -> Outcome {
+    fn outcome(&self, sim_ns: u64, cost: Option<cost::CostReport>) -> Outcome {
         let e = &*self.e;
         let now = e.now();
         let mut busy = 0;
@@ -1125,6 +1218,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             pulled_periodic: n.pulled_periodic,
             pulled_ilb: n.pulled_ilb,
             idle_entries: n.idle_entries,
+            halts: n.halts,
             busy_ns: busy,
             idle_ns: idle,
             invisible_idle_ns: invisible,
@@ -1137,8 +1231,16 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 let ms: Vec<f64> = n.batch_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
                 crate::measure::median(&ms)
             },
+            kernel_ns: e.cpus.iter().map(|s| s.kernel_ns.get()).sum(),
+            cost,
         }
     }
+}
+
+/// The first fifth of a run, whose kernel-function time the cost model does not count: every
+/// CPU starts at time 0 and takes the shared lines at once.
+pub fn warmup(sim_ns: u64) -> u64 {
+    sim_ns / 5
 }
 
 /// Stack of the thread a run makes: a machine of the engine's capacity is built in place,
@@ -1164,9 +1266,19 @@ fn run_here<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
         coros: (0..cfg.shape.cpus).map(|_| None).collect(),
         e,
         check_every: cfg.check_every,
+        irqtime: cfg.irqtime,
     };
+    #[cfg(nohz_linecount)]
+    cost::install(cost::Model::new(
+        cfg.cost,
+        (0..cfg.shape.cpus).map(|c| c / cfg.shape.socket).collect(),
+    ));
     let result = runner.run(cfg.sim_ns);
-    let outcome = runner.outcome(cfg.sim_ns);
+    #[cfg(nohz_linecount)]
+    let report = cost::uninstall().map(|m| m.report(cfg.sim_ns - warmup(cfg.sim_ns)));
+    #[cfg(not(nohz_linecount))]
+    let report = None;
+    let outcome = runner.outcome(cfg.sim_ns, report);
     // The idle coroutines hold the engine: drop them (unwinding their stacks) before it.
     runner.coros.clear();
     result.map(|()| outcome)

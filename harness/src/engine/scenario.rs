@@ -4,6 +4,7 @@
 //! (keeping its shape where it divides, see [`VirtualScenario::shape`]).
 
 use super::Outcome;
+use super::cost::KERNEL_FNS;
 use super::topo::Shape;
 use super::work::{Source, TaskKind, Workload};
 use crate::scenario::{RunStats, pick_spread};
@@ -15,11 +16,17 @@ pub enum VirtualScenario {
     /// tasks that run briefly and block (`hackbench 40 process`: 1,600 tasks), so CPUs enter
     /// and leave idle all the time.
     Churn,
-    /// Seed 001: an 80-core machine (Ampere Altra: one socket, no SMT) whose last 16 CPUs are
-    /// NO_HZ_FULL, each running a bound task that computes for milliseconds and blocks
-    /// briefly, while batches of parallel work (closed loop, as a batched-inference bench)
-    /// arrive on CPU 0 for the balancer to spread over every CPU that is idle.
+    /// Seed 001: an 80-core machine (Ampere Altra: one socket, no SMT) booted with most of
+    /// its CPUs NO_HZ_FULL (the last 72; 8 housekeeping CPUs), under closed-loop batches of
+    /// parallel work (a batched-inference bench): each batch, two tasks per CPU of 2 ms each,
+    /// is queued on CPU 0 for the balancer to spread. A NO_HZ_FULL CPU running one task stops
+    /// its tick, so it goes idle with the tick already stopped: under Legacy it stays out of
+    /// the idle mask, and the idle balancer never pulls work to it.
     Visibility,
+    /// Seed 003: a 2-socket server (224 CPUs: 2 x 56 SMT2 cores, one cache per socket) with
+    /// irq-time accounting on, a SPECjbb-like load (one task per CPU, 200 us runs, 100 us
+    /// blocked) and 5,000 device interrupts a second on every CPU.
+    Irqtime,
     /// The frontier: 768 CPUs (2 sockets of 192 SMT2 cores, 32-CPU caches) in two cpusets of
     /// 384, mostly idle, with tasks arriving all the time and each running a few short bursts.
     Frontier,
@@ -31,6 +38,7 @@ impl VirtualScenario {
         match self {
             VirtualScenario::Churn => "v-churn",
             VirtualScenario::Visibility => "v-visibility",
+            VirtualScenario::Irqtime => "v-irqtime",
             VirtualScenario::Frontier => "frontier",
         }
     }
@@ -40,6 +48,7 @@ impl VirtualScenario {
         match self {
             VirtualScenario::Churn => 480,
             VirtualScenario::Visibility => 80,
+            VirtualScenario::Irqtime => 224,
             VirtualScenario::Frontier => 768,
         }
     }
@@ -57,8 +66,16 @@ impl VirtualScenario {
                 nohz_full: 0,
             },
             VirtualScenario::Visibility => Shape {
-                nohz_full: (cpus / 5).max(1),
+                nohz_full: cpus * 9 / 10,
                 ..Shape::flat(cpus)
+            },
+            VirtualScenario::Irqtime => Shape {
+                cpus,
+                smt: 2,
+                llc: cpus / 2,
+                socket: cpus / 2,
+                cpusets: 1,
+                nohz_full: 0,
             },
             VirtualScenario::Frontier => Shape {
                 cpus,
@@ -87,6 +104,11 @@ impl VirtualScenario {
         }
     }
 
+    /// Whether irq-time accounting is on.
+    pub fn irqtime(self) -> bool {
+        self == VirtualScenario::Irqtime
+    }
+
     /// The load on `shape`.
     pub fn workload(self, shape: &Shape) -> Workload {
         let n = shape.cpus;
@@ -105,26 +127,11 @@ impl VirtualScenario {
                     },
                 }],
             },
-            VirtualScenario::Visibility => {
-                let full: Vec<usize> = (0..n).filter(|&c| shape.is_nohz_full(c)).collect();
-                let mut sources: Vec<Source> = full
-                    .iter()
-                    .map(|&c| Source::Initial {
-                        cpus: c..c + 1,
-                        n: 1,
-                        kind: TaskKind {
-                            run_ns: 4_000_000,
-                            sleep_ns: 2_000_000,
-                            runs: 0,
-                            bound: true,
-                        },
-                    })
-                    .collect();
-                // A batch of one task per CPU, 2 ms each: it ends sooner the more CPUs take
-                // part.
-                sources.push(Source::Batches {
+            // Two tasks per CPU, 2 ms each: a batch ends sooner the more CPUs take part.
+            VirtualScenario::Visibility => Workload {
+                sources: vec![Source::Batches {
                     on: 0,
-                    n,
+                    n: 2 * n,
                     gap_ns: 500_000,
                     kind: TaskKind {
                         run_ns: 2_000_000,
@@ -132,9 +139,26 @@ impl VirtualScenario {
                         runs: 1,
                         bound: false,
                     },
-                });
-                Workload { sources }
-            }
+                }],
+            },
+            VirtualScenario::Irqtime => Workload {
+                sources: vec![
+                    Source::Initial {
+                        cpus: 0..n,
+                        n,
+                        kind: TaskKind {
+                            run_ns: 200_000,
+                            sleep_ns: 100_000,
+                            runs: 0,
+                            bound: false,
+                        },
+                    },
+                    Source::Interrupts {
+                        cpus: 0..n,
+                        per_sec: 5_000,
+                    },
+                ],
+            },
             // Per cpuset, a task arriving every 125 us on average (8,000 a second), each
             // running 8 bursts of about 0.5 ms with 2 ms asleep between them: about 8 % busy.
             VirtualScenario::Frontier => Workload {
@@ -193,7 +217,50 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         ilb_passes_per_sec: per_sec(o.ilb_passes),
         ilb_top_share_pct: pct(o.ilb_duty.iter().copied().max().unwrap_or(0), o.ilb_passes),
         invisible_idle_pct: pct(o.invisible_idle_ns, o.idle_ns),
-        ..RunStats::empty(scenario.name(), o.policy)
+        ..cost_stats(o, RunStats::empty(scenario.name(), o.policy))
+    }
+}
+
+/// The cost model's columns: each kernel function's share of all CPU time.
+fn cost_stats(o: &Outcome, r: RunStats) -> RunStats {
+    let Some(c) = &o.cost else { return r };
+    let one = c.measured_ns as f64;
+    let all = o.cpus as f64 * one;
+    let share = |name: &str| {
+        KERNEL_FNS
+            .iter()
+            .position(|&f| f == name)
+            .map(|i| 100.0 * c.fn_ns[i] as f64 / all)
+    };
+    let mut rows: Vec<(usize, u64)> = c
+        .fn_ns
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, ns)| ns > 0)
+        .collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let fn_pct = rows
+        .iter()
+        .map(|&(i, ns)| {
+            format!(
+                "{}={:.4}/{:.3}",
+                KERNEL_FNS[i],
+                100.0 * ns as f64 / all,
+                100.0 * c.fn_max_cpu_ns[i] as f64 / one
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    RunStats {
+        t_x: Some(format!("{}/{}", c.params.t_local, c.params.t_remote)),
+        kernel_pct: Some(100.0 * o.kernel_ns as f64 / all),
+        exit_idle_pct: share("nohz_balance_exit_idle"),
+        kick_pct: share("nohz_balancer_kick"),
+        enter_idle_pct: share("nohz_balance_enter_idle"),
+        irqtime_pct: share("irqtime_account_irq"),
+        fn_pct: Some(fn_pct),
+        ..r
     }
 }
 
@@ -206,6 +273,7 @@ mod tests {
         for s in [
             VirtualScenario::Churn,
             VirtualScenario::Visibility,
+            VirtualScenario::Irqtime,
             VirtualScenario::Frontier,
         ] {
             let shape = s.shape(s.default_cpus());
@@ -219,6 +287,8 @@ mod tests {
         let f = VirtualScenario::Frontier.shape(768);
         assert_eq!((f.cpusets, f.llc, f.smt), (2, 32, 2));
         let v = VirtualScenario::Visibility.shape(80);
-        assert_eq!((0..80).filter(|&c| v.is_nohz_full(c)).count(), 16);
+        assert_eq!((0..80).filter(|&c| v.is_nohz_full(c)).count(), 72);
+        let i = VirtualScenario::Irqtime.shape(224);
+        assert_eq!((i.socket, i.llc, i.smt), (112, 112, 2));
     }
 }

@@ -41,6 +41,15 @@ pub enum Source {
         /// Their behaviour.
         kind: TaskKind,
     },
+    /// Device interrupts on each CPU of `cpus`, `per_sec` a simulated second on average per
+    /// CPU (a network card's queues): each runs through the crate's interrupt entry and exit
+    /// (`irq_enter`, irq-time accounting, `irq_exit`) with an empty handler.
+    Interrupts {
+        /// The CPUs that take them.
+        cpus: Range<usize>,
+        /// Mean interrupts per simulated second per CPU.
+        per_sec: u64,
+    },
     /// Batches of `n` tasks queued at once on CPU `on` (a dispatcher forking a batch of
     /// parallel work there), left to the balancer to spread. Closed loop, as a batched
     /// benchmark runs: the next batch comes `gap_ns` after the last task of the previous one

@@ -38,12 +38,31 @@ pub struct Access {
 std::thread_local! {
     static CPU: Cell<Option<usize>> = const { Cell::new(None) };
     static LOG: RefCell<Vec<Access>> = const { RefCell::new(Vec::new()) };
+    static OBSERVER: Cell<Option<fn(Access)>> = const { Cell::new(None) };
+}
+
+/// Hands every access recorded on this thread to `f` as it happens, instead of logging it,
+/// until `observe(None)`: for a driver that models each access's cost in its own time (the
+/// virtual-time engine's coherence model), where the log would grow without end. `f` runs
+/// inside the atomic operation's call, before the operation itself, on the calling thread;
+/// it must not touch the crate's atomics.
+pub fn observe(f: Option<fn(Access)>) {
+    OBSERVER.with(|o| o.set(f));
 }
 
 /// Runs `f` as logical CPU `cpu`: every atomic access `f` makes on this thread is recorded as
 /// that CPU's. Nests (the inner CPU wins until it returns).
 pub fn as_cpu<R>(cpu: usize, f: impl FnOnce() -> R) -> R {
     let outer = CPU.with(|c| c.replace(Some(cpu)));
+    let r = f();
+    CPU.with(|c| c.set(outer));
+    r
+}
+
+/// Runs `f` with nothing recorded: for a driver's own reads of the crate's state (its checks
+/// and reports) in the middle of a CPU's work, which no kernel would make. Nests.
+pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+    let outer = CPU.with(|c| c.replace(None));
     let r = f();
     CPU.with(|c| c.set(outer));
     r
@@ -69,8 +88,15 @@ pub fn lines_of<T: ?Sized>(x: &T) -> core::ops::Range<usize> {
 #[inline(always)]
 fn touch<T>(x: &T, write: bool) {
     if let Some(cpu) = CPU.with(Cell::get) {
-        let line = line_of(x);
-        LOG.with(|l| l.borrow_mut().push(Access { cpu, line, write }));
+        let access = Access {
+            cpu,
+            line: line_of(x),
+            write,
+        };
+        match OBSERVER.with(Cell::get) {
+            Some(f) => f(access),
+            None => LOG.with(|l| l.borrow_mut().push(access)),
+        }
     }
 }
 

@@ -1,0 +1,526 @@
+//! The contention cost model: what the crate's memory accesses cost each CPU, in virtual time,
+//! and in which kernel function.
+//!
+//! The counting build (`RUSTFLAGS='--cfg nohz_linecount'`) records every atomic access the
+//! crate makes: the logical CPU, the 64-byte line and whether the line was needed
+//! exclusively. The engine runs each event's crate code as that event's CPU and hands each
+//! access, as it happens, to this model:
+//!
+//! - Each line is held by one CPU exclusively, or shared by some CPUs (MSI, no E/O states).
+//! - An access the CPU's copy can serve (a read of a line it shares or owns, a write of a line
+//!   it owns) costs [`CostParams::t_hit`].
+//! - Any other access needs a transfer, of `t_x` from the nearest holder:
+//!   [`CostParams::t_local`] within a socket, [`CostParams::t_remote`] across sockets. A write
+//!   leaves the writer the only holder; a read adds the reader to the sharers.
+//! - A line serves one ownership transfer at a time: a write, and a read of a line a core owns
+//!   (which takes it from that core), wait until the line is free (queueing). A read of a line
+//!   no core owns is served by the shared cache, in parallel with other such reads: 480 CPUs
+//!   reading a flag nobody writes pay one `t_x` each, not 480 in a row.
+//! - Events run one at a time, each to its end, while its CPU's clock runs on through its
+//!   accesses: a transfer an earlier-run event reserved later in time does not hold up an
+//!   access that comes before it (it takes the gap before), and the holders are updated in
+//!   the order the accesses run, not in their time order (the approximation of running each
+//!   event whole).
+//! - Every access stalls its CPU until it completes (stores included: the crate's contended
+//!   writes are locked RMWs, and a blind store's line is still taken from the others).
+//!
+//! The CPU's clock runs through its event's accesses; the time the event's crate code took
+//! is charged to the CPU (a running task finishes that much later) and to the kernel function
+//! that made each access. The function is found as perf finds a symbol: from a backtrace of
+//! the access, the innermost frame (inlined frames included) whose function is one of
+//! [`KERNEL_FNS`]; the crate's own helpers the kernel inlines into those (`kick_ilb`,
+//! `find_new_ilb`, `update_nohz_stats`, the mask and rq accessors) fold into their caller. Every
+//! transfer is attributed; hits, which cost a nanosecond, by a sample of one in
+//! [`HIT_SAMPLE`], weighted. What is not modelled: instructions other than the atomic
+//! accesses, the platform's own memory (the engine's run queues), prefetch, the store buffer.
+//!
+//! Only the counting build has the model; in other builds [`available`] is false and runs
+//! report no kernel-function time.
+
+use std::collections::HashMap;
+
+/// The transfer and hit costs, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CostParams {
+    /// A transfer between two cores of one socket (about 70 ns; 56-74 measured on this host).
+    pub t_local: u64,
+    /// A transfer between sockets (about 200 ns).
+    pub t_remote: u64,
+    /// An access the CPU's own copy serves.
+    pub t_hit: u64,
+}
+
+impl Default for CostParams {
+    fn default() -> Self {
+        CostParams {
+            t_local: 70,
+            t_remote: 200,
+            t_hit: 1,
+        }
+    }
+}
+
+/// The kernel functions time is attributed to: each a symbol of its own in a kernel build
+/// (the static helpers the kernel inlines are not listed, so their accesses count for the
+/// listed function that calls them). The crate's `nohz_idle_balance` and
+/// `nohz_idle_balance_pass` together are the kernel's `_nohz_idle_balance`.
+pub const KERNEL_FNS: [&str; 22] = [
+    "irqtime_account_irq",
+    "nohz_balance_exit_idle",
+    "nohz_balance_enter_idle",
+    "nohz_balancer_kick",
+    "nohz_csd_func",
+    "_nohz_idle_balance",
+    "nohz_run_idle_balance",
+    "nohz_newidle_balance",
+    "sched_balance_newidle",
+    "sched_balance_softirq",
+    "sched_tick",
+    "tick_sched_timer",
+    "tick_nohz_idle_enter",
+    "tick_nohz_idle_stop_tick",
+    "tick_nohz_idle_exit",
+    "tick_nohz_irq_enter",
+    "tick_nohz_irq_exit",
+    "tick_nohz_next_event",
+    "tick_nohz_stop_tick",
+    "tick_nohz_restart_sched_tick",
+    "tick_nohz_full_update_tick",
+    "other",
+];
+
+/// Index of "other" in [`KERNEL_FNS`]: accesses under none of the listed functions.
+const OTHER: usize = KERNEL_FNS.len() - 1;
+
+/// Hits are attributed by a sample of one in this many (weighted by it).
+pub const HIT_SAMPLE: u64 = 16;
+
+/// Whether this build has the model (the counting build).
+pub const fn available() -> bool {
+    cfg!(nohz_linecount)
+}
+
+/// Which listed kernel function a demangled symbol name is, if any.
+pub fn kernel_fn_of(name: &str) -> Option<usize> {
+    // `path::Type<..>::function::{{closure}}::{{closure}}` -> `function`.
+    let mut rest = name;
+    loop {
+        let trimmed = rest.trim_end_matches("::{{closure}}");
+        if trimmed.len() == rest.len() {
+            break;
+        }
+        rest = trimmed;
+    }
+    let last = rest.rsplit("::").next().unwrap_or(rest);
+    let last = last.split('<').next().unwrap_or(last);
+    let last = match last {
+        "nohz_idle_balance" | "nohz_idle_balance_pass" => "_nohz_idle_balance",
+        "tick_irq_enter" => "tick_nohz_irq_enter",
+        // The crate tests the irqtime switch before calling in; the kernel tests it first
+        // thing inside `irqtime_account_irq` (the read seed 003 is about).
+        "account_irq_time" => "irqtime_account_irq",
+        other => other,
+    };
+    KERNEL_FNS[..OTHER].iter().position(|&f| f == last)
+}
+
+/// One line's coherence state.
+#[derive(Debug, Clone, Default)]
+struct LineSt {
+    /// The CPU holding it exclusively (modified), if any.
+    owner: Option<usize>,
+    /// The CPUs sharing it (when no owner).
+    sharers: Vec<usize>,
+    /// Its transfers not yet over, as `(start, end)` in time order.
+    busy: Vec<(u64, u64)>,
+}
+
+/// The model's state for one run.
+#[derive(Debug)]
+pub struct Model {
+    params: CostParams,
+    socket: Vec<usize>,
+    lines: HashMap<usize, LineSt>,
+    /// The running CPU's clock within its event.
+    clock: u64,
+    /// The time of the event being run: no later access can come before it, so transfers
+    /// that ended by then are forgotten.
+    horizon: u64,
+    /// Time per kernel function per CPU: `[function][cpu]`.
+    by_fn: Vec<Vec<u64>>,
+    /// Transfers and waiting per kernel function.
+    fn_transfers: Vec<u64>,
+    fn_wait: Vec<u64>,
+    /// The last access's wait for its line.
+    last_wait: u64,
+    transfers: u64,
+    remote_transfers: u64,
+    wait_ns: u64,
+    hits: u64,
+    /// Return address -> the listed function it is in (the attribution's cache).
+    #[cfg_attr(not(nohz_linecount), allow(dead_code))]
+    ips: HashMap<usize, Option<usize>>,
+}
+
+/// What the model found over a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CostReport {
+    /// The parameters used.
+    pub params: CostParams,
+    /// Nanoseconds per kernel function, all CPUs together, in [`KERNEL_FNS`] order.
+    pub fn_ns: Vec<u64>,
+    /// For each function, the most any one CPU spent in it.
+    pub fn_max_cpu_ns: Vec<u64>,
+    /// Line transfers made in each function, in [`KERNEL_FNS`] order.
+    pub fn_transfers: Vec<u64>,
+    /// Nanoseconds each function's accesses waited for a busy line.
+    pub fn_wait_ns: Vec<u64>,
+    /// Line transfers.
+    pub transfers: u64,
+    /// Of those, across sockets.
+    pub remote_transfers: u64,
+    /// Nanoseconds accesses waited for a line busy with another transfer.
+    pub wait_ns: u64,
+    /// Accesses their CPU's copy served.
+    pub hits: u64,
+    /// The time the counts cover: the run after its warm-up, in nanoseconds.
+    pub measured_ns: u64,
+}
+
+impl Model {
+    /// A model for a machine whose CPU `c` sits on socket `socket[c]`.
+    pub fn new(params: CostParams, socket: Vec<usize>) -> Model {
+        let n = socket.len();
+        Model {
+            params,
+            socket,
+            lines: HashMap::new(),
+            clock: 0,
+            horizon: 0,
+            by_fn: vec![vec![0; n]; KERNEL_FNS.len()],
+            fn_transfers: vec![0; KERNEL_FNS.len()],
+            fn_wait: vec![0; KERNEL_FNS.len()],
+            last_wait: 0,
+            transfers: 0,
+            remote_transfers: 0,
+            wait_ns: 0,
+            hits: 0,
+            ips: HashMap::new(),
+        }
+    }
+
+    /// One access by `cpu` at the model's clock: its cost (waiting included), the clock moved
+    /// on by it, and whether it was a hit.
+    pub fn access(&mut self, cpu: usize, line: usize, write: bool) -> (u64, bool) {
+        let t = self.clock;
+        let p = self.params;
+        self.last_wait = 0;
+        let st = self.lines.entry(line).or_default();
+        let held = st.owner == Some(cpu) || (st.owner.is_none() && st.sharers.contains(&cpu));
+        let hit = if write { st.owner == Some(cpu) } else { held };
+        let cost = if hit {
+            p.t_hit
+        } else {
+            let mine = self.socket[cpu];
+            let holders: &[usize] = match &st.owner {
+                Some(o) => std::slice::from_ref(o),
+                None => &st.sharers,
+            };
+            let remote =
+                !holders.is_empty() && holders.iter().all(|&h| h != cpu && self.socket[h] != mine);
+            let tx = if remote { p.t_remote } else { p.t_local };
+            if !write && st.owner.is_none() {
+                // A read of a line no core owns: the shared cache serves it, in parallel with
+                // other such reads; only a transfer from or to an owner takes the line.
+                self.transfers += 1;
+                self.remote_transfers += u64::from(remote);
+                st.sharers.push(cpu);
+                self.clock = t + tx;
+                return (tx, false);
+            }
+            // The first gap of `tx` at or after `t` between the line's transfers: an access
+            // that comes, in time, before a transfer reserved by an event run earlier (whose
+            // CPU's clock had run on) goes first; one that overlaps a transfer waits for it.
+            let horizon = self.horizon;
+            st.busy.retain(|&(_, end)| end > horizon);
+            let mut start = t;
+            let mut at = st.busy.len();
+            for (k, &(s, e)) in st.busy.iter().enumerate() {
+                if e <= start {
+                    continue;
+                }
+                if s >= start + tx {
+                    at = k;
+                    break;
+                }
+                start = e;
+            }
+            st.busy.insert(at, (start, start + tx));
+            self.wait_ns += start - t;
+            self.last_wait = start - t;
+            self.transfers += 1;
+            self.remote_transfers += u64::from(remote);
+            start + tx - t
+        };
+        if write {
+            st.owner = Some(cpu);
+            st.sharers.clear();
+        } else if !hit {
+            if let Some(o) = st.owner.take() {
+                st.sharers.push(o);
+            }
+            st.sharers.push(cpu);
+        }
+        self.hits += u64::from(hit);
+        self.clock = t + cost;
+        (cost, hit)
+    }
+
+    /// Charges `ns` of `cpu`'s time to kernel function `f` (an index of [`KERNEL_FNS`]);
+    /// `miss`: the last access was a transfer, whose wait is charged to `f` too.
+    pub fn charge(&mut self, f: usize, cpu: usize, ns: u64, miss: bool) {
+        self.by_fn[f][cpu] += ns;
+        if miss {
+            self.fn_transfers[f] += 1;
+            self.fn_wait[f] += self.last_wait;
+        }
+    }
+
+    /// Forgets the counts so far (the line states stay): the end of the warm-up.
+    pub fn reset_counts(&mut self) {
+        for v in &mut self.by_fn {
+            v.iter_mut().for_each(|x| *x = 0);
+        }
+        self.fn_transfers.iter_mut().for_each(|x| *x = 0);
+        self.fn_wait.iter_mut().for_each(|x| *x = 0);
+        self.transfers = 0;
+        self.remote_transfers = 0;
+        self.wait_ns = 0;
+        self.hits = 0;
+    }
+
+    /// The run's totals, over `measured_ns` of it.
+    pub fn report(&self, measured_ns: u64) -> CostReport {
+        CostReport {
+            params: self.params,
+            fn_ns: self.by_fn.iter().map(|v| v.iter().sum()).collect(),
+            fn_max_cpu_ns: self
+                .by_fn
+                .iter()
+                .map(|v| v.iter().copied().max().unwrap_or(0))
+                .collect(),
+            fn_transfers: self.fn_transfers.clone(),
+            fn_wait_ns: self.fn_wait.clone(),
+            transfers: self.transfers,
+            remote_transfers: self.remote_transfers,
+            wait_ns: self.wait_ns,
+            hits: self.hits,
+            measured_ns,
+        }
+    }
+}
+
+#[cfg(nohz_linecount)]
+mod live {
+    //! The model as the counting build's observer: one per thread (the engine's).
+
+    use super::{HIT_SAMPLE, Model, OTHER, kernel_fn_of};
+    use nohz::sync::linecount::{self, Access};
+    use std::cell::{Cell, RefCell};
+
+    std::thread_local! {
+        static MODEL: RefCell<Option<Model>> = const { RefCell::new(None) };
+        static HITS_SEEN: Cell<u64> = const { Cell::new(0) };
+    }
+    /// Installs `m` as this thread's model and observes the crate's accesses.
+    pub fn install(m: Model) {
+        MODEL.with(|x| *x.borrow_mut() = Some(m));
+        HITS_SEEN.with(|h| h.set(0));
+        linecount::observe(Some(observer));
+    }
+
+    /// The end of the warm-up: the counts so far are forgotten.
+    pub fn reset_counts() {
+        MODEL.with(|x| {
+            if let Some(m) = x.borrow_mut().as_mut() {
+                m.reset_counts();
+            }
+        });
+    }
+
+    /// Stops observing and returns the model.
+    pub fn uninstall() -> Option<Model> {
+        linecount::observe(None);
+        MODEL.with(|x| x.borrow_mut().take())
+    }
+
+    /// Runs `f` as CPU `cpu` starting at time `now`; returns its result and the time its
+    /// accesses took.
+    pub fn on_cpu<R>(cpu: usize, now: u64, f: impl FnOnce() -> R) -> (R, u64) {
+        MODEL.with(|x| {
+            if let Some(m) = x.borrow_mut().as_mut() {
+                m.clock = now;
+                m.horizon = now;
+            }
+        });
+        let r = linecount::as_cpu(cpu, f);
+        let spent = MODEL.with(|x| x.borrow().as_ref().map_or(0, |m| m.clock - now));
+        (r, spent)
+    }
+
+    fn observer(a: Access) {
+        let (cost, hit) = MODEL.with(|x| {
+            x.borrow_mut()
+                .as_mut()
+                .map_or((0, true), |m| m.access(a.cpu, a.line, a.write))
+        });
+        let weight = if hit {
+            let seen = HITS_SEEN.with(|h| {
+                h.set(h.get() + 1);
+                h.get()
+            });
+            if !seen.is_multiple_of(HIT_SAMPLE) {
+                return;
+            }
+            cost * HIT_SAMPLE
+        } else {
+            cost
+        };
+        let f = attribute();
+        MODEL.with(|x| {
+            if let Some(m) = x.borrow_mut().as_mut() {
+                m.charge(f, a.cpu, weight, !hit);
+            }
+        });
+    }
+
+    /// The innermost listed kernel function on the stack (inlined frames included).
+    fn attribute() -> usize {
+        let mut ips: [usize; 48] = [0; 48];
+        let mut n = 0;
+        backtrace::trace(|frame| {
+            ips[n] = frame.ip() as usize;
+            n += 1;
+            n < ips.len()
+        });
+        for &ip in &ips[..n] {
+            let known = MODEL.with(|x| x.borrow().as_ref().and_then(|m| m.ips.get(&ip).copied()));
+            let found = match known {
+                Some(found) => found,
+                None => {
+                    let mut found = None;
+                    // `ip - 1`: the call instruction, not the return address.
+                    backtrace::resolve((ip.saturating_sub(1)) as *mut std::ffi::c_void, |sym| {
+                        if found.is_none()
+                            && let Some(name) = sym.name()
+                        {
+                            found = kernel_fn_of(&format!("{name:#}"));
+                        }
+                    });
+                    MODEL.with(|x| {
+                        if let Some(m) = x.borrow_mut().as_mut() {
+                            m.ips.insert(ip, found);
+                        }
+                    });
+                    found
+                }
+            };
+            if let Some(f) = found {
+                return f;
+            }
+        }
+        OTHER
+    }
+}
+
+#[cfg(nohz_linecount)]
+pub use live::{install, on_cpu, reset_counts, uninstall};
+
+/// Runs `f`, the engine's own reading of the crate's state, unrecorded (no kernel would
+/// make it).
+pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(nohz_linecount)]
+    return nohz::sync::linecount::unrecorded(f);
+    #[cfg(not(nohz_linecount))]
+    f()
+}
+
+/// Runs `f` as CPU `cpu` from time `now`: without the counting build, at no cost.
+#[cfg(not(nohz_linecount))]
+pub fn on_cpu<R>(_cpu: usize, _now: u64, f: impl FnOnce() -> R) -> (R, u64) {
+    (f(), 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fold_to_the_kernel_symbol() {
+        let exit = "nohz::fair::Fair<nohz::policy::Patched, 8, 1>::nohz_balance_exit_idle";
+        assert_eq!(kernel_fn_of(exit), Some(1));
+        let kick = "nohz::fair::kick::<impl nohz::fair::Fair<P, 8, 1>>::nohz_balancer_kick::{{closure}}::{{closure}}";
+        assert_eq!(
+            KERNEL_FNS[kernel_fn_of(kick).unwrap()],
+            "nohz_balancer_kick"
+        );
+        let pass = "nohz::fair::balance::<impl Fair<P,N,W>>::nohz_idle_balance_pass";
+        assert_eq!(
+            KERNEL_FNS[kernel_fn_of(pass).unwrap()],
+            "_nohz_idle_balance"
+        );
+        assert_eq!(kernel_fn_of("nohz::fair::kick::find_new_ilb"), None);
+        assert_eq!(kernel_fn_of("core::sync::atomic::AtomicU64::load"), None);
+    }
+
+    #[test]
+    fn a_line_serves_one_transfer_at_a_time() {
+        let p = CostParams::default();
+        let mut m = Model::new(p, vec![0, 0, 1]);
+        // CPU 0 takes the line (first touch: a local fetch), then hits.
+        assert_eq!(m.access(0, 7, true), (p.t_local, false));
+        m.clock = 1000;
+        assert_eq!(m.access(0, 7, false), (p.t_hit, true));
+        // CPU 1 reads it at 1000: one local transfer; the line is busy until 1070.
+        m.clock = 1000;
+        assert_eq!(m.access(1, 7, false), (p.t_local, false));
+        // CPU 0 still shares it: a read hits, a write needs the line, which waits its turn.
+        m.clock = 1000;
+        assert_eq!(m.access(0, 7, false), (p.t_hit, true));
+        m.clock = 1010;
+        assert_eq!(m.access(0, 7, true), (60 + p.t_local, false));
+        assert_eq!(m.report(1).wait_ns, 60);
+        // The line is busy 1000-1070 and 1070-1140. CPU 1, running earlier in time (at 900),
+        // slips in before them; at 1100 it waits for the end of the second.
+        m.clock = 900;
+        assert_eq!(m.access(1, 7, true), (p.t_local, false));
+        m.clock = 1100;
+        assert_eq!(m.access(0, 7, true), (40 + p.t_local, false));
+        assert_eq!(m.report(1).wait_ns, 100);
+        // CPU 2, on the other socket, takes it from CPU 0: a remote transfer.
+        m.clock = 5000;
+        assert_eq!(m.access(2, 7, true), (p.t_remote, false));
+        let r = m.report(1);
+        assert_eq!((r.transfers, r.remote_transfers, r.hits), (6, 1, 2));
+    }
+
+    #[test]
+    fn reads_of_a_shared_line_do_not_queue() {
+        let p = CostParams::default();
+        let mut m = Model::new(p, vec![0, 0, 0, 1]);
+        m.access(0, 9, true);
+        // CPU 1 takes the line from its owner: the line is busy 100-170.
+        m.clock = 100;
+        assert_eq!(m.access(1, 9, false), (p.t_local, false));
+        // No core owns it now: CPU 2 and CPU 3 (the other socket, from the nearest copy, which
+        // is remote) read it at once, in parallel.
+        m.clock = 100;
+        assert_eq!(m.access(2, 9, false), (p.t_local, false));
+        m.clock = 100;
+        assert_eq!(m.access(3, 9, false), (p.t_remote, false));
+        // A write queues behind the ownership transfer, not behind the shared reads.
+        m.clock = 120;
+        assert_eq!(m.access(0, 9, true), (50 + p.t_local, false));
+        assert_eq!(m.report(1).wait_ns, 50);
+    }
+}
