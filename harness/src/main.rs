@@ -157,6 +157,13 @@ struct Cli {
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
+    /// Print the contention cost model's predictions for the contention bench's two-core
+    /// pairs (T1, T3, T8a) on this host and exit; needs the counting build
+    /// (`RUSTFLAGS='--cfg nohz_linecount'`). `ci/engine-validate.sh` compares them with the
+    /// bench.
+    #[arg(long)]
+    validate_model: bool,
+
     /// `--engine virtual`: check the invariants after every N events (1: after each; 0: at
     /// the end only).
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -313,6 +320,9 @@ fn usage_error(msg: &str) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.validate_model {
+        return validate_model();
+    }
     if cli.engine == EngineArg::Virtual {
         return virtual_main(&cli);
     }
@@ -634,4 +644,24 @@ fn virtual_main(cli: &Cli) -> ExitCode {
         }
     }
     finish(report, cli)
+}
+
+/// `--validate-model`: the cost model's ns per pair for each of the bench's variants.
+fn validate_model() -> ExitCode {
+    if !engine::cost::available() {
+        return usage_error(
+            "--validate-model needs the counting build: RUSTFLAGS='--cfg nohz_linecount' cargo run \
+             --release --target-dir target/linecount -p nohz-stress -- --validate-model",
+        );
+    }
+    let params = engine::cost::CostParams::default();
+    println!(
+        "# cost model: t_x {} ns within a socket, {} across, the line held {} % of it; hits {} ns \
+         (a load or store), {} ns (a locked RMW)",
+        params.t_local, params.t_remote, params.occupancy_pct, params.t_hit, params.t_rmw
+    );
+    for p in engine::validate::predict(params) {
+        println!("model {} {:.2} ns", p.name, p.ns);
+    }
+    ExitCode::SUCCESS
 }

@@ -90,7 +90,10 @@ fn legacy_hides_idle_nohz_full_cpus_from_the_balancer_and_patched_does_not() {
     assert!(legacy.invisible_idle_ns > 0, "{legacy:?}");
     assert_eq!(patched.invisible_idle_ns, 0);
     // Visible, the idle NO_HZ_FULL CPUs get work from the idle balancer.
-    assert!(patched.pulled_ilb > legacy.pulled_ilb, "{legacy:?}\n{patched:?}");
+    assert!(
+        patched.pulled_ilb > legacy.pulled_ilb,
+        "{legacy:?}\n{patched:?}"
+    );
     assert!(patched.tasks_completed >= legacy.tasks_completed);
 }
 

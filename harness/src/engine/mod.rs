@@ -45,6 +45,7 @@ mod check;
 pub mod cost;
 pub mod scenario;
 pub mod topo;
+pub mod validate;
 pub mod work;
 
 use crate::sim::{CAP, Cpu, Mach};

@@ -33,6 +33,9 @@ pub struct Access {
     pub line: usize,
     /// A store or a read-modify-write (the line is needed exclusively); `false`: a load.
     pub write: bool,
+    /// A read-modify-write (`swap`, `fetch_*`, `compare_exchange*`): a locked instruction on
+    /// x86, which costs several nanoseconds even on a line the CPU owns.
+    pub rmw: bool,
 }
 
 std::thread_local! {
@@ -86,12 +89,13 @@ pub fn lines_of<T: ?Sized>(x: &T) -> core::ops::Range<usize> {
 }
 
 #[inline(always)]
-fn touch<T>(x: &T, write: bool) {
+fn touch<T>(x: &T, write: bool, rmw: bool) {
     if let Some(cpu) = CPU.with(Cell::get) {
         let access = Access {
             cpu,
             line: line_of(x),
             write,
+            rmw,
         };
         match OBSERVER.with(Cell::get) {
             Some(f) => f(access),
@@ -122,31 +126,31 @@ macro_rules! counted {
             /// As `core`'s `load`; recorded as a read.
             #[inline(always)]
             pub fn load(&self, o: Ordering) -> $int {
-                touch(self, false);
+                touch(self, false, false);
                 self.0.load(o)
             }
             /// As `core`'s `store`; recorded as a write.
             #[inline(always)]
             pub fn store(&self, v: $int, o: Ordering) {
-                touch(self, true);
+                touch(self, true, false);
                 self.0.store(v, o)
             }
             /// As `core`'s `swap`; recorded as a write.
             #[inline(always)]
             pub fn swap(&self, v: $int, o: Ordering) -> $int {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.swap(v, o)
             }
             /// As `core`'s `fetch_or`; recorded as a write.
             #[inline(always)]
             pub fn fetch_or(&self, v: $int, o: Ordering) -> $int {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.fetch_or(v, o)
             }
             /// As `core`'s `fetch_and`; recorded as a write.
             #[inline(always)]
             pub fn fetch_and(&self, v: $int, o: Ordering) -> $int {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.fetch_and(v, o)
             }
             /// As `core`'s `compare_exchange`; recorded as a write, failed or not (the
@@ -159,7 +163,7 @@ macro_rules! counted {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$int, $int> {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.compare_exchange(current, new, success, failure)
             }
             /// As `core`'s `compare_exchange_weak`; recorded as [`compare_exchange`](Self::compare_exchange) is.
@@ -171,7 +175,7 @@ macro_rules! counted {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$int, $int> {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.compare_exchange_weak(current, new, success, failure)
             }
         }
@@ -187,13 +191,13 @@ macro_rules! counted_int {
             /// As `core`'s `fetch_add`; recorded as a write.
             #[inline(always)]
             pub fn fetch_add(&self, v: $int, o: Ordering) -> $int {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.fetch_add(v, o)
             }
             /// As `core`'s `fetch_sub`; recorded as a write.
             #[inline(always)]
             pub fn fetch_sub(&self, v: $int, o: Ordering) -> $int {
-                touch(self, true);
+                touch(self, true, true);
                 self.0.fetch_sub(v, o)
             }
         }
