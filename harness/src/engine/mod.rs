@@ -39,7 +39,7 @@
 //! # Checks
 //!
 //! After every event (or every [`Config::check_every`]), with nothing half done, the engine
-//! checks the invariants the harness's quiescent snapshots check, exactly ([`check`]).
+//! checks the invariants the harness's quiescent snapshots check, exactly (module `check`).
 
 mod check;
 pub mod cost;

@@ -7,7 +7,7 @@
 //! the same rig runs on the counting build, on two threads, each access through
 //! [`super::cost`]'s model in time order (the CPU whose clock is behind goes next, access by
 //! access), and a pair's time is its accesses' (waiting included) plus a little noise
-//! ([`PAIR_JITTER_NS`]). `ci/engine-validate.sh` runs the bench and this back to back and
+//! (`PAIR_JITTER_NS`). `ci/engine-validate.sh` runs the bench and this back to back and
 //! compares them.
 
 use super::cost::CostParams;

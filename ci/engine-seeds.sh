@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The seeds' headlines and the frontier on the virtual-time engine, each one command, on the
+# counting build (the contention cost model charges the crate's accesses to kernel functions):
+#
+#   ci/engine-seeds.sh seed000    # 480 CPUs, hackbench-like: Legacy against the kernel with seed 000 alone
+#   ci/engine-seeds.sh seed001    # 80 CPUs, 72 NO_HZ_FULL, batched work: Legacy against Patched
+#   ci/engine-seeds.sh seed003    # 224 CPUs on 2 sockets, irq time on: Legacy against Patched
+#   ci/engine-seeds.sh frontier   # 768 CPUs in two cpusets of 384: every policy
+#   ci/engine-seeds.sh all
+#
+# Each prints the harness's table and writes its JSON and plot to harness/docs/engine-<name>.*.
+# Extra arguments go to nohz-stress (--runs, --seconds, --seed, ...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+shift || true
+run() {
+    local name=$1
+    shift
+    echo "==> $name: nohz-stress --engine virtual $*"
+    RUSTFLAGS="--cfg nohz_linecount" cargo run --quiet --release --target-dir target/linecount \
+        -p nohz-stress -- --engine virtual --check-every 0 "$@" \
+        --out "harness/docs/engine-$name.json" --plot "harness/docs/engine-$name.svg"
+}
+case $what in
+seed000 | all) run seed000 --scenario churn --policy seed000 --runs 3 --seconds 0.02 "$@" ;;&
+seed001 | all) run seed001 --scenario visibility --runs 3 --seconds 1 "$@" ;;&
+seed003 | all) run seed003 --scenario irqtime --runs 3 --seconds 0.05 "$@" ;;&
+frontier | all) run frontier --scenario frontier --policy all --runs 3 --seconds 0.2 "$@" ;;
+seed000 | seed001 | seed003) ;;
+*)
+    echo "usage: ci/engine-seeds.sh seed000|seed001|seed003|frontier|all [nohz-stress flags]" >&2
+    exit 2
+    ;;
+esac
