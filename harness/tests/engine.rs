@@ -20,6 +20,7 @@ fn scenario(s: VirtualScenario, cpus: usize, ms: u64, seed: u64) -> Config {
         check_every: 1,
         cost: Default::default(),
         irqtime: false,
+        plant: Default::default(),
     }
 }
 
@@ -123,6 +124,7 @@ fn the_balancer_spreads_a_batch() {
         check_every: 1,
         cost: Default::default(),
         irqtime: false,
+        plant: Default::default(),
     };
     let o = run::<Patched, 1000>(&cfg).unwrap();
     clean(&o);
@@ -160,6 +162,7 @@ fn bound_tasks_stay_put() {
         check_every: 1,
         cost: Default::default(),
         irqtime: false,
+        plant: Default::default(),
     };
     let o = run::<Patched, 1000>(&cfg).unwrap();
     clean(&o);
@@ -206,4 +209,20 @@ fn the_cost_model_charges_the_crate_time_to_kernel_functions() {
         c.fn_transfers[KERNEL_FNS.iter().position(|&k| k == irq).unwrap()],
         0
     );
+}
+
+/// The checks catch a planted bug within the run: the crate's csd never released, and an
+/// embedder that forgets `update_rq` for a remote queue.
+#[test]
+fn planted_bugs_are_caught() {
+    use nohz_stress::engine::Plant;
+    for (plant, says) in [(Plant::CsdLeak, "csd"), (Plant::LostUpdateRq, "tasks, ")] {
+        let mut cfg = scenario(VirtualScenario::Frontier, 96, 50, 1);
+        cfg.plant = plant;
+        let o = run::<Patched, 1000>(&cfg).unwrap();
+        assert_eq!(o.plant, plant.name());
+        assert!(o.violations > 0, "{plant:?} went unseen");
+        let first = o.first_violation.unwrap();
+        assert!(first.contains(says), "{plant:?}: {first}");
+    }
 }

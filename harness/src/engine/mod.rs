@@ -106,6 +106,37 @@ pub struct Config {
     /// Irq-time accounting on (`enable_sched_clock_irqtime` at boot, as x86 does with a
     /// stable TSC).
     pub irqtime: bool,
+    /// A bug planted for the run, to show which the checks catch.
+    pub plant: Plant,
+}
+
+/// A bug the engine can plant, to show that its checks catch it.
+///
+/// Of the threaded harness's plants, the engine takes `csd-leak`; `ilb-fence` (a weakened
+/// fence) cannot show in a sequential run, whose every access is seen by the next in program
+/// order, and `hotplug-order` needs the hotplug cycle the engine does not run yet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Plant {
+    /// None: the crate and the embedding as they are.
+    #[default]
+    None,
+    /// The nohz kick's handler consumes the kick bits but never frees the csd (the crate's
+    /// planted-bug hook, as the threaded soak plants it).
+    CsdLeak,
+    /// The embedder forgets `update_rq` when it queues a task on another CPU (the README's
+    /// old vendoring snippet): that CPU's facts go stale.
+    LostUpdateRq,
+}
+
+impl Plant {
+    /// The plant's name (`none`, `csd-leak`, `lost-update-rq`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Plant::None => "none",
+            Plant::CsdLeak => "csd-leak",
+            Plant::LostUpdateRq => "lost-update-rq",
+        }
+    }
 }
 
 /// What one run did. Everything here is a function of the configuration and the seed.
@@ -113,6 +144,8 @@ pub struct Config {
 pub struct Outcome {
     /// The policy's name.
     pub policy: &'static str,
+    /// The bug planted (`none` for the crate as it is).
+    pub plant: &'static str,
     /// Logical CPUs.
     pub cpus: usize,
     /// Simulated seconds.
@@ -312,6 +345,7 @@ struct Engine<P: Policy, const HZ: u32> {
     shape: Shape,
     workload: Workload,
     ipi_ns: u64,
+    plant: Plant,
     now: Cell<u64>,
     seq: Cell<u64>,
     /// The CPU whose code runs now (`smp_processor_id()`).
@@ -364,6 +398,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             shape: cfg.shape.clone(),
             workload: cfg.workload.clone(),
             ipi_ns: cfg.ipi_ns,
+            plant: cfg.plant,
             now: Cell::new(0),
             seq: Cell::new(0),
             current: Cell::new(None),
@@ -425,10 +460,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         self.nr(c) == 0
     }
 
-    /// Tells the crate `c`'s run queue changed (`update_rq`, under the rq lock in a kernel),
-    /// and keeps the cpuset's overload count.
-    fn publish(&self, c: usize, before: usize) {
-        let s = &self.cpus[c];
+    /// Keeps the cpuset's overload count as `c`'s run queue went from `before` tasks to
+    /// what it has now.
+    fn count_overload(&self, c: usize, before: usize) {
         let nr = self.nr(c);
         let set = c / (self.shape.cpus / self.shape.cpusets);
         let o = &self.overloaded[set];
@@ -437,6 +471,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             (true, false) => o.set(o.get() - 1),
             _ => {}
         }
+    }
+
+    /// Tells the crate `c`'s run queue changed (`update_rq`, under the rq lock in a kernel),
+    /// and keeps the cpuset's overload count.
+    fn publish(&self, c: usize, before: usize) {
+        let s = &self.cpus[c];
+        let nr = self.nr(c);
+        self.count_overload(c, before);
         self.m.update_rq(
             self.id(c),
             RqFacts::one_class(nr as u32, s.idle_current.get()),
@@ -507,9 +549,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c);
         self.tasks.borrow_mut()[t].prev = c;
         self.cpus[c].queue.borrow_mut().push_back(t);
-        self.publish(c, before);
-        let s = &self.cpus[c];
         let remote = self.current.get() != Some(c);
+        if self.plant == Plant::LostUpdateRq && remote {
+            self.count_overload(c, before);
+        } else {
+            self.publish(c, before);
+        }
+        let s = &self.cpus[c];
         if s.in_idle.get() {
             s.need_resched.set(true);
             if remote {
@@ -720,6 +766,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 } else if tick.ran() {
                     self.count(|n| n.idle_ticks += 1);
                 }
+            }
+            Irq::Kick if self.plant == Plant::CsdLeak => {
+                s.kicks_in_flight.set(s.kicks_in_flight.get() - 1);
+                self.m.irq_enter(cpu, ctx);
+                nohz_testing::nohz_csd_ipi_without_release(&self.m, cpu, ctx);
+                self.m.irq_exit(cpu, ctx);
             }
             Irq::Kick => {
                 s.kicks_in_flight.set(s.kicks_in_flight.get() - 1);
@@ -1204,6 +1256,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         let n = e.counts.borrow();
         Outcome {
             policy: P::NAME,
+            plant: e.plant.name(),
             cpus: e.shape.cpus,
             sim_seconds: sim_ns as f64 / 1e9,
             events: n.events,

@@ -184,6 +184,7 @@ impl VirtualScenario {
 
 /// One engine run as a row of the harness's report.
 pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats {
+    let plant = o.plant;
     let secs = o.sim_seconds;
     let per_sec = |n: u64| (secs > 0.0).then(|| n as f64 / secs);
     let pct = |part: u64, whole: u64| (whole > 0).then(|| 100.0 * part as f64 / whole as f64);
@@ -217,6 +218,7 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         ilb_passes_per_sec: per_sec(o.ilb_passes),
         ilb_top_share_pct: pct(o.ilb_duty.iter().copied().max().unwrap_or(0), o.ilb_passes),
         invisible_idle_pct: pct(o.invisible_idle_ns, o.idle_ns),
+        plant,
         ..cost_stats(o, RunStats::empty(scenario.name(), o.policy))
     }
 }
