@@ -3,12 +3,14 @@
 //! (and gives up on when a CPU stays busy) holds here at every check, exactly.
 
 use super::Engine;
-use nohz::{NohzFlags, Policy, TsFlags};
+use crate::sim::CAP;
+use nohz::{NohzFlags, NrCpuIds, Policy, TsFlags};
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// Checks every invariant on every CPU, counting each predicate and recording each
-    /// violation with the time it was seen.
-    pub(super) fn check(&self) {
+    /// violation with the time it was seen; `last`: the run's final check, which also makes
+    /// the checks too slow for every event.
+    pub(super) fn check(&self, last: bool) {
         let mut checks = 0u64;
         let mut bad: Vec<String> = Vec::new();
         let mut expect = |holds: bool, what: &dyn Fn() -> String| {
@@ -61,12 +63,81 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     )
                 });
             }
+            // BALANCE is never requested without STATS (pending kick bits, or the flags
+            // handed to the softirq).
+            for f in [rq.nohz_flags().load(), rq.nohz_idle_balance()] {
+                expect(
+                    !f.contains(NohzFlags::BALANCE) || f.contains(NohzFlags::STATS),
+                    &|| format!("CPU {i}: BALANCE without STATS ({f:?})"),
+                );
+            }
+            // Seed 001 (the reference model's check): a CPU idling with its tick stopped,
+            // active and with a domain, is in the idle mask, under every policy but Legacy.
+            if P::ENTER_IDLE_WHENEVER_STOPPED
+                && s.halted.get()
+                && m.tick_sched(cpu).flags().contains(TsFlags::STOPPED)
+                && m.cpu_active(cpu)
+                && rq.has_sched_domain()
+                && self.shape.cpus > 1
+            {
+                expect(in_mask, &|| {
+                    format!("seed 001: CPU {i} idles with its tick stopped, out of the idle mask")
+                });
+            }
             // A CPU asleep with work queued has its wakeup coming: need_resched is set (and
             // its reschedule IPI on its way), or the work waits forever.
             expect(
                 !s.halted.get() || s.queue.borrow().is_empty() || s.need_resched.get(),
                 &|| format!("CPU {i}: asleep with tasks queued and no wakeup (a lost wakeup)"),
             );
+        }
+        // The reference model's cross-CPU checks. Nothing in the mask at or above
+        // nr_cpu_ids (at the end of the run only: it takes a pass over the machine's
+        // capacity); Legacy's nohz.nr_cpus counts the mask, the others keep no counter.
+        let nr = self.shape.cpus;
+        if last {
+            for cpu in NrCpuIds::<CAP>::full().iter().skip(nr) {
+                expect(!m.nohz_idle_test(cpu), &|| {
+                    format!("mask bit {} above nr_cpu_ids", cpu.index())
+                });
+            }
+        }
+        let weight = m.nohz_idle_cpus().count() as u32;
+        let counter = m.nohz().nr_cpus();
+        let want = if P::NR_CPUS_COUNTER { weight } else { 0 };
+        expect(counter == want, &|| {
+            format!("nohz.nr_cpus is {counter}, the mask holds {weight} CPUs")
+        });
+        // Each LLC's busy count is its weight less its CPUs counted idle.
+        let mut llcs: Vec<(usize, usize)> = vec![(0, 0); nr];
+        for c in 0..nr {
+            if let Some(leader) = m.llc_leader(self.id(c)) {
+                llcs[leader].0 += 1;
+                llcs[leader].1 += usize::from(m.nohz_idle(self.id(c)));
+            }
+        }
+        for (leader, &(members, idle)) in llcs.iter().enumerate().filter(|(_, l)| l.0 > 0) {
+            let busy = m.llc_nr_busy_cpus(self.id(leader));
+            expect(busy == Some((members - idle) as i32), &|| {
+                format!(
+                    "the LLC led by CPU {leader}: nr_busy_cpus {busy:?}, {members} members, \
+                     {idle} idle"
+                )
+            });
+        }
+        // After an ILB pass with STATS, an idle registered CPU that kept blocked load is
+        // covered by nohz.has_blocked_load.
+        if self.stats_pass_done.take() {
+            let kept = m
+                .nohz_idle_cpus()
+                .find(|&cpu| m.rq(cpu).idle_cpu() && m.rq(cpu).has_blocked_load());
+            expect(kept.is_none() || global_blocked, &|| {
+                format!(
+                    "a STATS pass left blocked load on idle CPU {} but nohz.has_blocked_load is \
+                     clear",
+                    kept.map_or(0, |c| c.index())
+                )
+            });
         }
         // I-S1 (sharded idle set): every shard holding an idle CPU is flagged in the summary.
         if P::SHARDED {

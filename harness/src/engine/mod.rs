@@ -55,7 +55,10 @@ use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
     NewidleOutcome, Softirq, TickHardware, Topology,
 };
-use nohz::{IdleExit, Jiffies, KickDecision, Machine, Policy, RqFacts, Timekeeper, TsFlags};
+use nohz::{
+    IdleExit, Jiffies, KickDecision, KickOutcome, Machine, NohzFlags, Policy, RqFacts, Timekeeper,
+    TsFlags,
+};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
@@ -358,6 +361,8 @@ struct Engine<P: Policy, const HZ: u32> {
     /// Per cpuset: run queues with more than one task (the root domain's overload).
     overloaded: Vec<Cell<usize>>,
     batches: RefCell<Vec<BatchSt>>,
+    /// An ILB pass with STATS ran since the last check.
+    stats_pass_done: Cell<bool>,
     rng: RefCell<fastrand::Rng>,
     counts: RefCell<Counts>,
 }
@@ -409,6 +414,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             timers: RefCell::new(BTreeMap::new()),
             overloaded: (0..cfg.shape.cpusets).map(|_| Cell::new(0)).collect(),
             batches: RefCell::new(vec![BatchSt::default(); cfg.workload.sources.len()]),
+            stats_pass_done: Cell::new(false),
             rng: RefCell::new(fastrand::Rng::with_seed(cfg.seed)),
             counts: RefCell::new(Counts::default()),
         })
@@ -755,6 +761,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 // tick's own update).
                 let next_balance = cost::unrecorded(|| self.m.nohz().next_balance());
                 let tick = self.m.timer_interrupt(cpu, ctx);
+                self.check_kick(tick.kick());
                 if tick.ran() && s.curr.get().is_some() {
                     let due = !self.time.jiffies().is_before(next_balance)
                         && !matches!(tick.kick(), None | Some(KickDecision::IdleTick));
@@ -778,6 +785,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 if let Some(flags) = self.m.kick_interrupt(cpu, ctx)
                     && !flags.is_empty()
                 {
+                    if flags.contains(NohzFlags::STATS) {
+                        self.stats_pass_done.set(true);
+                    }
                     s.ilb_passes.set(s.ilb_passes.get() + 1);
                     self.count(|n| n.ilb_passes += 1);
                 }
@@ -934,6 +944,27 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             }
         }
         false
+    }
+
+    /// A kick's flags are on its target right after it (the reference model's check).
+    fn check_kick(&self, decision: Option<KickDecision<CAP>>) {
+        let Some(KickDecision::Kick { flags, outcome }) = decision else {
+            return;
+        };
+        let (KickOutcome::Sent(t) | KickOutcome::RodeAlong(t) | KickOutcome::AlreadyPending(t)) =
+            outcome
+        else {
+            return;
+        };
+        let on = cost::unrecorded(|| self.m.rq(t).nohz_flags().load());
+        self.count(|n| n.checks += 1);
+        if !on.contains(flags) {
+            self.record_violation(format!(
+                "at {} ns: the kick's flags {flags:?} are not on CPU {} ({on:?})",
+                self.now(),
+                t.index()
+            ));
+        }
     }
 
     fn record_violation(&self, what: String) {
@@ -1229,11 +1260,11 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 n.events
             };
             if self.check_every > 0 && events % self.check_every == 0 {
-                self.e.check();
+                self.e.check(false);
             }
         }
         self.e.now.set(sim_ns);
-        self.e.check();
+        self.e.check(true);
         Ok(())
     }
 
