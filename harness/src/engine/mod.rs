@@ -9,12 +9,16 @@
 //! # Time and events
 //!
 //! One clock, in nanoseconds, moved from event to event: a CPU's sched timer (programmed by
-//! the crate), an IPI arriving (the nohz kick, a reschedule), a wakeup timer (a sleeping task,
-//! a new task, a burst of work) and the end of a task's run. Events at the same nanosecond run
-//! in the order they were made. Crate code takes no virtual time (the contention cost model is
-//! a separate step); an IPI takes [`Config::ipi_ns`] to arrive. Jiffies are the crate's
+//! the crate, its interrupt arriving up to [`TICK_JITTER_NS`] late), an IPI arriving (the
+//! nohz kick, a reschedule) [`Config::ipi_ns`] after it was sent, a wakeup timer (a sleeping
+//! task, a new task, a batch of work, a device interrupt) and the end of a task's run. Events
+//! at the same nanosecond run in the order they were made. Jiffies are the crate's
 //! [`Timekeeper`], moved by the crate's own timekeeping (the timekeeper CPU's tick, a tickless
 //! CPU's interrupt entry), exactly as in a kernel.
+//!
+//! The crate's code takes no time of its own, except in the counting build, where the
+//! contention cost model ([`cost`]) charges each event's accesses to its CPU: a running task
+//! then ends that much later. Each event runs whole, as its CPU's, before the next.
 //!
 //! # Idle
 //!
@@ -39,7 +43,9 @@
 //! # Checks
 //!
 //! After every event (or every [`Config::check_every`]), with nothing half done, the engine
-//! checks the invariants the harness's quiescent snapshots check, exactly (module `check`).
+//! checks the invariants the harness's quiescent snapshots check and the reference model's
+//! cross-CPU consistencies, exactly (module `check`). [`Plant`] plants a bug to show that
+//! they catch it.
 
 mod check;
 pub mod cost;
