@@ -212,7 +212,9 @@ struct Cli {
 
     /// Plant a bug the invariant checks must catch: `hotplug-order` (the hotplug fix
     /// reverted), `csd-leak` (a csd never released), `ilb-fence` (the ILB pass's fence
-    /// removed; probe builds only: RUSTFLAGS='--cfg nohz_probe').
+    /// removed; probe builds only: RUSTFLAGS='--cfg nohz_probe'); the soak takes all three.
+    /// `--engine virtual` takes `csd-leak` and `lost-update-rq` (an embedder forgetting
+    /// `update_rq` for a task queued on another CPU).
     #[arg(long, value_enum, default_value_t = PlantArg::None)]
     plant: PlantArg,
 

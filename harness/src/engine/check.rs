@@ -1,6 +1,8 @@
 //! The invariants, checked between events. The engine is sequential, so between two events no
 //! crate path is half done: what the threaded soak can check only at a quiescent snapshot
-//! (and gives up on when a CPU stays busy) holds here at every check, exactly.
+//! (and gives up on when a CPU stays busy) holds here at every check, exactly. So do the
+//! cross-CPU consistencies the reference model in `tests/model` asserts after each of its
+//! steps, and the engine's own (the run-queue facts the crate reads, no lost wakeup).
 
 use super::Engine;
 use crate::sim::CAP;
