@@ -1,0 +1,87 @@
+//! The command line of the virtual engine: a bad combination is explained and exits 2, a good
+//! one runs and says it ran on the engine.
+
+use std::process::{Command, Output};
+
+fn nohz_stress(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nohz-stress"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn refused(args: &[&str], says: &str) {
+    let out = nohz_stress(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+}
+
+#[test]
+fn bad_combinations_are_explained_and_exit_2() {
+    refused(&["--scenario", "frontier"], "--engine virtual");
+    refused(
+        &["--engine", "virtual", "--plant", "ilb-fence"],
+        "sequential run",
+    );
+    refused(
+        &["--engine", "virtual", "--plant", "hotplug-order"],
+        "hotplug cycle",
+    );
+    refused(
+        &["--engine", "virtual", "--faults"],
+        "--engine threads only",
+    );
+    refused(&["--plant", "lost-update-rq"], "--engine virtual only");
+    refused(&["--engine", "virtual", "--cpus", "769"], "at most 768");
+    refused(
+        &["--engine", "virtual", "--runs", "2", "--strict"],
+        "--runs 3",
+    );
+}
+
+#[test]
+fn validate_model_needs_the_counting_build() {
+    let out = nohz_stress(&["--validate-model"]);
+    if nohz_stress::engine::cost::available() {
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("model legacy"));
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--cfg nohz_linecount"));
+    }
+}
+
+#[test]
+fn a_small_virtual_run_reports_its_engine_and_seed() {
+    let out = nohz_stress(&[
+        "--engine",
+        "virtual",
+        "--scenario",
+        "frontier",
+        "--cpus",
+        "64",
+        "--seconds",
+        "0.01",
+        "--runs",
+        "1",
+        "--seed",
+        "5",
+        "--json",
+        "--check",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let runs = report["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "legacy and patched");
+    for r in runs {
+        assert_eq!(r["engine"], "virtual");
+        assert_eq!(r["seed"], 5);
+        assert_eq!(r["logical_cpus"], 64);
+        assert_eq!(r["invariant_violations"], 0);
+    }
+}
