@@ -300,29 +300,33 @@ fn parse_hz(s: &str) -> Result<u32, String> {
     }
 }
 
+/// `$run::<P, HZ>($cfg)` for the policy `$pol` and the tick rate `$hz` (100, 250, 300 or
+/// 1000, which the flag's parser guarantees), `$sharded` standing for `Sharded`: the one
+/// place the command line's values become the generic arguments.
+macro_rules! by_policy {
+    ($($run:ident)::+, $cfg:expr, $pol:expr, $hz:expr, $sharded:ty) => {{
+        macro_rules! hz {
+            ($p:ty) => {
+                match $hz {
+                    100 => $($run)::+::<$p, 100>($cfg),
+                    250 => $($run)::+::<$p, 250>($cfg),
+                    300 => $($run)::+::<$p, 300>($cfg),
+                    _ => $($run)::+::<$p, 1000>($cfg),
+                }
+            };
+        }
+        match $pol {
+            Pol::Patched => hz!(Patched),
+            Pol::Legacy => hz!(Legacy),
+            Pol::Scalable => hz!(Scalable),
+            Pol::Sharded => hz!($sharded),
+            Pol::Seed000 => hz!(Seed000),
+        }
+    }};
+}
+
 fn run_one(cfg: &RunConfig, pol: Pol, hz: u32) -> Result<RunStats, String> {
-    match (pol, hz) {
-        (Pol::Patched, 100) => run::<Patched, 100>(cfg),
-        (Pol::Patched, 250) => run::<Patched, 250>(cfg),
-        (Pol::Patched, 300) => run::<Patched, 300>(cfg),
-        (Pol::Patched, _) => run::<Patched, 1000>(cfg),
-        (Pol::Legacy, 100) => run::<Legacy, 100>(cfg),
-        (Pol::Legacy, 250) => run::<Legacy, 250>(cfg),
-        (Pol::Legacy, 300) => run::<Legacy, 300>(cfg),
-        (Pol::Legacy, _) => run::<Legacy, 1000>(cfg),
-        (Pol::Scalable, 100) => run::<Scalable, 100>(cfg),
-        (Pol::Scalable, 250) => run::<Scalable, 250>(cfg),
-        (Pol::Scalable, 300) => run::<Scalable, 300>(cfg),
-        (Pol::Scalable, _) => run::<Scalable, 1000>(cfg),
-        (Pol::Sharded, 100) => run::<ShardedDefault, 100>(cfg),
-        (Pol::Sharded, 250) => run::<ShardedDefault, 250>(cfg),
-        (Pol::Sharded, 300) => run::<ShardedDefault, 300>(cfg),
-        (Pol::Sharded, _) => run::<ShardedDefault, 1000>(cfg),
-        (Pol::Seed000, 100) => run::<Seed000, 100>(cfg),
-        (Pol::Seed000, 250) => run::<Seed000, 250>(cfg),
-        (Pol::Seed000, 300) => run::<Seed000, 300>(cfg),
-        (Pol::Seed000, _) => run::<Seed000, 1000>(cfg),
-    }
+    by_policy!(run, cfg, pol, hz, ShardedDefault)
 }
 
 fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
@@ -537,28 +541,7 @@ fn finish(mut report: Report, cli: &Cli) -> ExitCode {
 }
 
 fn run_virtual(cfg: &EngineConfig, pol: Pol, hz: u32) -> Result<Outcome, String> {
-    match (pol, hz) {
-        (Pol::Patched, 100) => engine::run::<Patched, 100>(cfg),
-        (Pol::Patched, 250) => engine::run::<Patched, 250>(cfg),
-        (Pol::Patched, 300) => engine::run::<Patched, 300>(cfg),
-        (Pol::Patched, _) => engine::run::<Patched, 1000>(cfg),
-        (Pol::Legacy, 100) => engine::run::<Legacy, 100>(cfg),
-        (Pol::Legacy, 250) => engine::run::<Legacy, 250>(cfg),
-        (Pol::Legacy, 300) => engine::run::<Legacy, 300>(cfg),
-        (Pol::Legacy, _) => engine::run::<Legacy, 1000>(cfg),
-        (Pol::Scalable, 100) => engine::run::<Scalable, 100>(cfg),
-        (Pol::Scalable, 250) => engine::run::<Scalable, 250>(cfg),
-        (Pol::Scalable, 300) => engine::run::<Scalable, 300>(cfg),
-        (Pol::Scalable, _) => engine::run::<Scalable, 1000>(cfg),
-        (Pol::Sharded, 100) => engine::run::<engine::Sharded, 100>(cfg),
-        (Pol::Sharded, 250) => engine::run::<engine::Sharded, 250>(cfg),
-        (Pol::Sharded, 300) => engine::run::<engine::Sharded, 300>(cfg),
-        (Pol::Sharded, _) => engine::run::<engine::Sharded, 1000>(cfg),
-        (Pol::Seed000, 100) => engine::run::<Seed000, 100>(cfg),
-        (Pol::Seed000, 250) => engine::run::<Seed000, 250>(cfg),
-        (Pol::Seed000, 300) => engine::run::<Seed000, 300>(cfg),
-        (Pol::Seed000, _) => engine::run::<Seed000, 1000>(cfg),
-    }
+    by_policy!(engine::run, cfg, pol, hz, engine::Sharded)
 }
 
 /// `--engine virtual`: each scenario's runs (seed, seed + 1, ... for every policy in turn) on

@@ -9,11 +9,11 @@ use nohz_stress::engine::{Config, Outcome, run};
 
 use nohz_stress::engine::Sharded as ShardedDefault;
 
-fn scenario(s: VirtualScenario, cpus: usize, ms: u64, seed: u64) -> Config {
-    let shape = s.shape(cpus);
+/// A run of `ms` simulated milliseconds of `sources` on `shape`, checked after every event.
+fn config(shape: Shape, sources: Vec<Source>, ms: u64, seed: u64) -> Config {
     Config {
-        workload: s.workload(&shape),
         shape,
+        workload: Workload { sources },
         sim_ns: ms * 1_000_000,
         seed,
         ipi_ns: 2_000,
@@ -22,6 +22,12 @@ fn scenario(s: VirtualScenario, cpus: usize, ms: u64, seed: u64) -> Config {
         irqtime: false,
         plant: Default::default(),
     }
+}
+
+fn scenario(s: VirtualScenario, cpus: usize, ms: u64, seed: u64) -> Config {
+    let shape = s.shape(cpus);
+    let Workload { sources } = s.workload(&shape);
+    config(shape, sources, ms, seed)
 }
 
 fn clean(o: &Outcome) {
@@ -118,24 +124,13 @@ fn the_balancer_spreads_a_batch() {
         runs: 1,
         bound: false,
     };
-    let cfg = Config {
-        shape: Shape::flat(8),
-        workload: Workload {
-            sources: vec![Source::Batches {
-                on: 0,
-                n: 16,
-                gap_ns: 1_000_000,
-                kind,
-            }],
-        },
-        sim_ns: 200_000_000,
-        seed: 1,
-        ipi_ns: 2_000,
-        check_every: 1,
-        cost: Default::default(),
-        irqtime: false,
-        plant: Default::default(),
+    let batches = Source::Batches {
+        on: 0,
+        n: 16,
+        gap_ns: 1_000_000,
+        kind,
     };
+    let cfg = config(Shape::flat(8), vec![batches], 200, 1);
     let o = run::<Patched, 1000>(&cfg).unwrap();
     clean(&o);
     assert!(
@@ -157,23 +152,12 @@ fn bound_tasks_stay_put() {
         runs: 0,
         bound: true,
     };
-    let cfg = Config {
-        shape: Shape::flat(4),
-        workload: Workload {
-            sources: vec![Source::Initial {
-                cpus: 0..1,
-                n: 6,
-                kind,
-            }],
-        },
-        sim_ns: 100_000_000,
-        seed: 3,
-        ipi_ns: 2_000,
-        check_every: 1,
-        cost: Default::default(),
-        irqtime: false,
-        plant: Default::default(),
+    let tasks = Source::Initial {
+        cpus: 0..1,
+        n: 6,
+        kind,
     };
+    let cfg = config(Shape::flat(4), vec![tasks], 100, 3);
     let o = run::<Patched, 1000>(&cfg).unwrap();
     clean(&o);
     assert_eq!(o.pulled_newidle + o.pulled_ilb + o.pulled_periodic, 0);

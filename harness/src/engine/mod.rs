@@ -476,8 +476,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// what it has now.
     fn count_overload(&self, c: usize, before: usize) {
         let nr = self.nr(c);
-        let set = c / (self.shape.cpus / self.shape.cpusets);
-        let o = &self.overloaded[set];
+        let o = &self.overloaded[self.shape.cpuset_index(c)];
         match (before > 1, nr > 1) {
             (false, true) => o.set(o.get() + 1),
             (true, false) => o.set(o.get() - 1),
@@ -741,15 +740,19 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    fn arm_device(&self, cpu: usize, src: usize, per_sec: u64) {
+    /// The time of the next event of a stream of `per_sec` a second on average.
+    fn next_of(&self, per_sec: u64) -> u64 {
         let mean = (1_000_000_000 / per_sec.max(1)).max(1);
-        let at = self.now() + self.draw(|r| gap(r, mean));
+        self.now() + self.draw(|r| gap(r, mean))
+    }
+
+    fn arm_device(&self, cpu: usize, src: usize, per_sec: u64) {
+        let at = self.next_of(per_sec);
         self.arm_timer(cpu, at, Act::Device(src));
     }
 
     fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
-        let mean = (1_000_000_000 / per_sec.max(1)).max(1);
-        let at = self.now() + self.draw(|r| gap(r, mean));
+        let at = self.next_of(per_sec);
         let cpu = self.draw(|r| r.u64(cpus.start as u64..cpus.end as u64)) as usize;
         self.arm_timer(cpu, at, Act::Arrive(src));
     }
@@ -1033,8 +1036,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
         self.e.balance_domains(by.index(), cpu.index(), idle)
     }
     fn newidle_domain(&self, cpu: Cpu) -> NewidleDomain {
-        let c = cpu.index();
-        let set = c / (self.e.shape.cpus / self.e.shape.cpusets);
+        let set = self.e.shape.cpuset_index(cpu.index());
         NewidleDomain {
             rd_overloaded: self.e.overloaded[set].get() > 0,
             max_newidle_lb_cost: 0,

@@ -85,8 +85,13 @@ impl Shape {
     /// The cpuset `cpu` belongs to, as a range of CPUs.
     pub fn cpuset(&self, cpu: usize) -> Range<usize> {
         let size = self.cpus / self.cpusets;
-        let start = cpu / size * size;
+        let start = self.cpuset_index(cpu) * size;
         start..start + size
+    }
+
+    /// Which cpuset `cpu` belongs to, from 0.
+    pub fn cpuset_index(&self, cpu: usize) -> usize {
+        cpu / (self.cpus / self.cpusets)
     }
 
     /// Whether `cpu` is a NO_HZ_FULL CPU: one of the last [`nohz_full`](Self::nohz_full) of
