@@ -108,6 +108,16 @@ enum EngineArg {
     Virtual,
 }
 
+/// The virtual engine's cpuidle governor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GovernorArg {
+    /// No cpuidle driver: every idle pass stops the tick.
+    None,
+    /// A menu-like governor: the tick stops only when the predicted idle period is at least
+    /// a tick long.
+    Menu,
+}
+
 /// A bug to plant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum PlantArg {
@@ -182,6 +192,10 @@ struct Cli {
     /// the end only).
     #[arg(long, default_value_t = 1, value_name = "N")]
     check_every: u64,
+
+    /// `--engine virtual`: the cpuidle governor each idle pass asks whether to stop the tick.
+    #[arg(long, value_enum, default_value_t = GovernorArg::None)]
+    governor: GovernorArg,
 
     /// Policies to run; `both` and `all` interleave them and compare each with legacy.
     #[arg(long, value_enum, default_value_t = PolicyArg::Both)]
@@ -370,6 +384,9 @@ fn main() -> ExitCode {
     }
     if cli.plant == PlantArg::LostUpdateRq {
         return usage_error("--plant lost-update-rq applies to --engine virtual only");
+    }
+    if cli.governor != GovernorArg::None {
+        return usage_error("--governor applies to --engine virtual only");
     }
     if cli.plant != PlantArg::None && cli.scenario != ScenarioArg::Soak {
         return usage_error("--plant applies to --scenario soak only");
@@ -603,9 +620,14 @@ fn virtual_main(cli: &Cli) -> ExitCode {
     for &scenario in &scenarios {
         let cpus = cli.cpus.unwrap_or(scenario.default_cpus());
         let shape = scenario.shape(cpus);
+        let governor = match cli.governor {
+            GovernorArg::None => engine::Governor::None,
+            GovernorArg::Menu => engine::Governor::Menu,
+        };
         report.notes.push(format!(
             "{}: virtual engine, {cpus} CPUs ({} per cache, {} per socket, SMT{}, {} cpuset(s), \
-             {} NO_HZ_FULL per cpuset), {seconds} simulated s per run, HZ {}, seeds {}..{}",
+             {} NO_HZ_FULL per cpuset), {seconds} simulated s per run, HZ {}, governor {}, \
+             seeds {}..{}",
             scenario.name(),
             shape.llc,
             shape.socket,
@@ -613,6 +635,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             shape.cpusets,
             shape.nohz_full,
             cli.hz,
+            governor.name(),
             cli.seed,
             cli.seed + u64::from(cli.runs) - 1
         ));
@@ -626,6 +649,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             cost: cost_params(cli),
             irqtime: scenario.irqtime(),
             plant,
+            governor,
         };
         let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); policies.len()];
         for k in 0..u64::from(cli.runs) {

@@ -33,6 +33,10 @@ fn bad_combinations_are_explained_and_exit_2() {
         "--engine threads only",
     );
     refused(&["--plant", "lost-update-rq"], "--engine virtual only");
+    refused(
+        &["--governor", "menu"],
+        "--governor applies to --engine virtual only",
+    );
     refused(&["--engine", "virtual", "--cpus", "769"], "at most 768");
     refused(
         &["--engine", "virtual", "--runs", "2", "--strict"],

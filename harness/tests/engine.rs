@@ -5,7 +5,7 @@ use nohz::{Legacy, Patched, Policy, Scalable};
 use nohz_stress::engine::scenario::VirtualScenario;
 use nohz_stress::engine::topo::Shape;
 use nohz_stress::engine::work::{Source, TaskKind, Workload};
-use nohz_stress::engine::{Config, Outcome, run};
+use nohz_stress::engine::{Config, Governor, Outcome, run};
 
 use nohz_stress::engine::Sharded as ShardedDefault;
 
@@ -21,6 +21,7 @@ fn config(shape: Shape, sources: Vec<Source>, ms: u64, seed: u64) -> Config {
         cost: Default::default(),
         irqtime: false,
         plant: Default::default(),
+        governor: Default::default(),
     }
 }
 
@@ -112,6 +113,41 @@ fn legacy_hides_idle_nohz_full_cpus_from_the_balancer_and_patched_does_not() {
         "{legacy:?}\n{patched:?}"
     );
     assert!(patched.tasks_completed >= legacy.tasks_completed);
+}
+
+/// The menu-like governor keeps the tick through idle periods shorter than a tick, so they
+/// never reach the idle mask, and lets it stop for longer ones. Without a governor the tick
+/// stops whenever no timer of the CPU's is due within the jiffy, however short the idle
+/// period turns out.
+#[test]
+fn the_menu_governor_stops_the_tick_only_for_long_idle_periods() {
+    let tasks = |sleep_ns| Source::Initial {
+        cpus: 0..16,
+        n: 48,
+        kind: TaskKind {
+            run_ns: 10_000,
+            sleep_ns,
+            runs: 0,
+            bound: false,
+        },
+    };
+    let with = |governor, sleep_ns, ms| {
+        let mut cfg = config(Shape::flat(16), vec![tasks(sleep_ns)], ms, 1);
+        cfg.governor = governor;
+        let o = run::<Patched, 1000>(&cfg).unwrap();
+        clean(&o);
+        assert!(o.halts > 100, "{o:?}");
+        o
+    };
+    // 40 us asleep: every idle period is short.
+    let none = with(Governor::None, 40_000, 40);
+    let menu = with(Governor::Menu, 40_000, 40);
+    assert!(none.stopped_halts > 0, "{none:?}");
+    assert_eq!(menu.stopped_halts, 0, "{menu:?}");
+    // 5 ms asleep: the governor lets the tick stop for a good share of the idle periods,
+    // learning from the wakeups by the tick it kept that the CPU would have slept on.
+    let long = with(Governor::Menu, 5_000_000, 200);
+    assert!(long.stopped_halts * 3 > long.halts, "{long:?}");
 }
 
 /// A batch queued on one CPU of an idle machine is spread by the balancer (newidle and ILB

@@ -59,7 +59,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
-    NewidleOutcome, Softirq, TickHardware, Topology,
+    NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
 };
 use nohz::{
     IdleExit, Jiffies, KickDecision, KickOutcome, Machine, NohzFlags, Policy, RqFacts, Timekeeper,
@@ -117,7 +117,40 @@ pub struct Config {
     pub irqtime: bool,
     /// A bug planted for the run, to show which the checks catch.
     pub plant: Plant,
+    /// The cpuidle governor that answers `cpuidle_select`.
+    pub governor: Governor,
 }
+
+/// The cpuidle governor the engine's platform runs (`cpuidle_select`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Governor {
+    /// No cpuidle driver: every idle pass stops the tick (`cpuidle_select` answers `None`,
+    /// the default idle path).
+    #[default]
+    None,
+    /// A menu-like governor: it predicts the coming idle period as the shorter of the time to
+    /// the CPU's next timer and the mean of its last [`IDLE_HISTORY`] idle periods, and asks
+    /// to stop the tick only when that is at least a tick long (the menu governor's
+    /// `predicted_ns < TICK_NSEC` rule; the crate keeps a tick stopped once it is).
+    Menu,
+}
+
+impl Governor {
+    /// The governor's name (`none`, `menu`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Governor::None => "none",
+            Governor::Menu => "menu",
+        }
+    }
+}
+
+/// How many past idle periods the menu-like governor averages.
+pub const IDLE_HISTORY: usize = 8;
+
+/// The longest idle period the menu-like governor learns (the menu governor's 9/10 of
+/// `MAX_INTERESTING`, 50 ms).
+const MENU_MAX_NS: u64 = 45_000_000;
 
 /// A bug the engine can plant, to show that its checks catch it.
 ///
@@ -188,6 +221,8 @@ pub struct Outcome {
     /// Idle states entered (`cpuidle_enter` that halted): more than the entries when
     /// interrupts end an idle state without ending the idle loop.
     pub halts: u64,
+    /// Of those, entered with the tick stopped (the governor, if any, let it stop).
+    pub stopped_halts: u64,
     /// Nanoseconds all CPUs together spent running tasks.
     pub busy_ns: u64,
     /// Nanoseconds all CPUs together spent halted in their idle state.
@@ -315,6 +350,9 @@ struct CpuSt {
     idle_ns: Cell<u64>,
     invisible_ns: Cell<u64>,
     ilb_passes: Cell<u64>,
+    /// The last idle periods (halts), for the governor; `idle_seen` counts them all.
+    idle_hist: Cell<[u64; IDLE_HISTORY]>,
+    idle_seen: Cell<u64>,
 }
 
 /// Counters of the run.
@@ -333,6 +371,7 @@ struct Counts {
     pulled_ilb: u64,
     idle_entries: u64,
     halts: u64,
+    stopped_halts: u64,
     checks: u64,
     violations: u64,
     first_violation: Option<String>,
@@ -355,6 +394,7 @@ struct Engine<P: Policy, const HZ: u32> {
     workload: Workload,
     ipi_ns: u64,
     plant: Plant,
+    governor: Governor,
     now: Cell<u64>,
     seq: Cell<u64>,
     /// The CPU whose code runs now (`smp_processor_id()`).
@@ -410,6 +450,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             workload: cfg.workload.clone(),
             ipi_ns: cfg.ipi_ns,
             plant: cfg.plant,
+            governor: cfg.governor,
             now: Cell::new(0),
             seq: Cell::new(0),
             current: Cell::new(None),
@@ -820,21 +861,57 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             return;
         }
         let cpu = self.id(c);
-        let invisible = cost::unrecorded(|| {
-            self.m.tick_sched(cpu).flags().contains(TsFlags::STOPPED) && !self.m.nohz_idle_test(cpu)
+        let (stopped, registered) = cost::unrecorded(|| {
+            (
+                self.m.tick_sched(cpu).flags().contains(TsFlags::STOPPED),
+                self.m.nohz_idle_test(cpu),
+            )
         });
-        s.halted_invisible.set(invisible);
+        s.halted_invisible.set(stopped && !registered);
         s.halted_at.set(self.now());
         s.halted.set(true);
-        self.count(|n| n.halts += 1);
+        self.count(|n| {
+            n.halts += 1;
+            n.stopped_halts += u64::from(stopped);
+        });
         let irq = y.suspend(Halt::Halted);
         s.halted.set(false);
         let slept = self.now() - s.halted_at.get();
         s.idle_ns.set(s.idle_ns.get() + slept);
+        // The menu governor's rule for a wakeup by the tick it kept: the idle period would
+        // have lasted until the CPU's next timer, so that (capped) is what it learns.
+        let measured = if irq == Irq::Tick && !stopped {
+            let next = s.timers.borrow().first().map(|&(at, _)| at);
+            next.map_or(MENU_MAX_NS, |at| at.saturating_sub(s.halted_at.get()))
+                .min(MENU_MAX_NS)
+        } else {
+            slept
+        };
+        let mut hist = s.idle_hist.get();
+        hist[(s.idle_seen.get() % IDLE_HISTORY as u64) as usize] = measured;
+        s.idle_hist.set(hist);
+        s.idle_seen.set(s.idle_seen.get() + 1);
         if s.halted_invisible.get() {
             s.invisible_ns.set(s.invisible_ns.get() + slept);
         }
         self.handle_irq(c, irq, ctx);
+    }
+
+    /// The menu-like governor's prediction of `c`'s coming idle period: the time to its next
+    /// timer, or the mean of its last idle periods if that is shorter (until it has a full
+    /// history, the timer alone).
+    fn predicted_idle(&self, c: usize) -> u64 {
+        let s = &self.cpus[c];
+        let timer = s
+            .timers
+            .borrow()
+            .first()
+            .map_or(u64::MAX, |&(at, _)| at.saturating_sub(self.now()));
+        if s.idle_seen.get() < IDLE_HISTORY as u64 {
+            return timer;
+        }
+        let typical = s.idle_hist.get().iter().sum::<u64>() / IDLE_HISTORY as u64;
+        timer.min(typical)
     }
 
     // ---- balancing -------------------------------------------------------------------------
@@ -1089,6 +1166,12 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Ctx<'_, P, HZ> {
 }
 
 impl<P: Policy, const HZ: u32> IdleHooks<CAP> for Ctx<'_, P, HZ> {
+    fn cpuidle_select(&self, cpu: Cpu) -> Option<bool> {
+        match self.e.governor {
+            Governor::None => None,
+            Governor::Menu => Some(self.e.predicted_idle(cpu.index()) >= tick_nsec(HZ)),
+        }
+    }
     fn cpuidle_enter(&self, cpu: Cpu) {
         let y = self
             .y
@@ -1312,6 +1395,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             pulled_ilb: n.pulled_ilb,
             idle_entries: n.idle_entries,
             halts: n.halts,
+            stopped_halts: n.stopped_halts,
             busy_ns: busy,
             idle_ns: idle,
             invisible_idle_ns: invisible,
