@@ -193,6 +193,12 @@ struct Cli {
     #[arg(long, default_value_t = 1, value_name = "N")]
     check_every: u64,
 
+    /// `--engine virtual`: take a CPU offline and back about every MS milliseconds (one at a
+    /// time, down for half of that; never the first CPU of a cpuset). `--plant hotplug-order`
+    /// sets 5 unless given.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    hotplug_every_ms: Option<u64>,
+
     /// `--engine virtual`: the cpuidle governor each idle pass asks whether to stop the tick.
     #[arg(long, value_enum, default_value_t = GovernorArg::None)]
     governor: GovernorArg,
@@ -237,8 +243,8 @@ struct Cli {
     /// Plant a bug the invariant checks must catch: `hotplug-order` (the hotplug fix
     /// reverted), `csd-leak` (a csd never released), `ilb-fence` (the ILB pass's fence
     /// removed; probe builds only: RUSTFLAGS='--cfg nohz_probe'); the soak takes all three.
-    /// `--engine virtual` takes `csd-leak` and `lost-update-rq` (an embedder forgetting
-    /// `update_rq` for a task queued on another CPU).
+    /// `--engine virtual` takes `csd-leak`, `hotplug-order` and `lost-update-rq` (an embedder
+    /// forgetting `update_rq` for a task queued on another CPU).
     #[arg(long, value_enum, default_value_t = PlantArg::None)]
     plant: PlantArg,
 
@@ -387,6 +393,12 @@ fn main() -> ExitCode {
     }
     if cli.governor != GovernorArg::None {
         return usage_error("--governor applies to --engine virtual only");
+    }
+    if cli.hotplug_every_ms.is_some() {
+        return usage_error(
+            "--hotplug-every-ms applies to --engine virtual only (--faults takes CPUs offline \
+             on threads)",
+        );
     }
     if cli.plant != PlantArg::None && cli.scenario != ScenarioArg::Soak {
         return usage_error("--plant applies to --scenario soak only");
@@ -600,18 +612,19 @@ fn virtual_main(cli: &Cli) -> ExitCode {
         PlantArg::None => engine::Plant::None,
         PlantArg::CsdLeak => engine::Plant::CsdLeak,
         PlantArg::LostUpdateRq => engine::Plant::LostUpdateRq,
-        PlantArg::HotplugOrder => {
-            return usage_error(
-                "--plant hotplug-order needs the hotplug cycle, which the virtual engine does \
-                 not run yet; the threaded soak plants it",
-            );
-        }
+        PlantArg::HotplugOrder => engine::Plant::HotplugOrder,
         PlantArg::IlbFence => {
             return usage_error(
                 "--plant ilb-fence weakens a fence, which a sequential run cannot show (every \
                  access sees the one before it); the threaded soak and loom plant it",
             );
         }
+    };
+    // The hotplug-order plant needs CPUs going offline: every 5 ms unless asked otherwise.
+    let hotplug_every_ms = match (cli.hotplug_every_ms, plant) {
+        (Some(ms), _) => ms,
+        (None, engine::Plant::HotplugOrder) => 5,
+        (None, _) => 0,
     };
     let seconds = cli.seconds.unwrap_or(0.2);
     let policies = cli.policy.policies();
@@ -650,6 +663,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             irqtime: scenario.irqtime(),
             plant,
             governor,
+            hotplug_every_ns: hotplug_every_ms * 1_000_000,
         };
         let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); policies.len()];
         for k in 0..u64::from(cli.runs) {

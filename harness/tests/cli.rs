@@ -25,8 +25,12 @@ fn bad_combinations_are_explained_and_exit_2() {
         "sequential run",
     );
     refused(
-        &["--engine", "virtual", "--plant", "hotplug-order"],
-        "hotplug cycle",
+        &["--hotplug-every-ms", "5"],
+        "--hotplug-every-ms applies to --engine virtual only",
+    );
+    refused(
+        &["--engine", "virtual", "--hotplug-every-ms", "0"],
+        "--hotplug-every-ms",
     );
     refused(
         &["--engine", "virtual", "--faults"],
@@ -88,4 +92,39 @@ fn a_small_virtual_run_reports_its_engine_and_seed() {
         assert_eq!(r["logical_cpus"], 64);
         assert_eq!(r["invariant_violations"], 0);
     }
+}
+
+/// `--plant hotplug-order` on the engine takes CPUs offline (every 5 ms unless asked) and
+/// `--check` fails the run on what the invariants catch: the dying CPU left in the idle mask.
+#[test]
+fn the_hotplug_order_plant_fails_a_checked_virtual_run() {
+    let args = [
+        "--engine",
+        "virtual",
+        "--scenario",
+        "frontier",
+        "--cpus",
+        "64",
+        "--seconds",
+        "0.02",
+        "--runs",
+        "1",
+        "--policy",
+        "patched",
+        "--check",
+    ];
+    // The same cycles without the plant: clean.
+    let clean = nohz_stress(&[&args[..], &["--hotplug-every-ms", "5"]].concat());
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let planted = nohz_stress(&[&args[..], &["--plant", "hotplug-order"]].concat());
+    assert_eq!(planted.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&planted.stdout);
+    assert!(
+        out.contains("in the idle mask after its deactivation"),
+        "{out}"
+    );
 }

@@ -22,6 +22,7 @@ fn config(shape: Shape, sources: Vec<Source>, ms: u64, seed: u64) -> Config {
         irqtime: false,
         plant: Default::default(),
         governor: Default::default(),
+        hotplug_every_ns: 0,
     }
 }
 
@@ -246,13 +247,53 @@ fn the_cost_model_charges_the_crate_time_to_kernel_functions() {
 #[test]
 fn planted_bugs_are_caught() {
     use nohz_stress::engine::Plant;
-    for (plant, says) in [(Plant::CsdLeak, "csd"), (Plant::LostUpdateRq, "tasks, ")] {
+    for (plant, says) in [
+        (Plant::CsdLeak, "csd"),
+        (Plant::LostUpdateRq, "tasks, "),
+        (
+            Plant::HotplugOrder,
+            "in the idle mask after its deactivation",
+        ),
+    ] {
         let mut cfg = scenario(VirtualScenario::Frontier, 96, 50, 1);
         cfg.plant = plant;
+        if plant == Plant::HotplugOrder {
+            cfg.hotplug_every_ns = 5_000_000;
+        }
         let o = run::<Patched, 1000>(&cfg).unwrap();
         assert_eq!(o.plant, plant.name());
         assert!(o.violations > 0, "{plant:?} went unseen");
         let first = o.first_violation.unwrap();
         assert!(first.contains(says), "{plant:?}: {first}");
+    }
+}
+
+/// CPUs go offline and come back (the hotplug thread's takedown on the CPU, its grace-period
+/// idle pass, `cpu_dying`, then `cpu_starting` and `sched_cpu_activate`) under every policy,
+/// with every invariant checked after every event, the hotplug ones included: no kick to a
+/// deactivated CPU, out of the idle mask once deactivated, back in a freshly booted state.
+#[test]
+fn cpus_go_offline_and_back_with_every_invariant_held() {
+    fn cycles<P: Policy>(s: VirtualScenario) -> u64 {
+        let mut cfg = scenario(s, 24, 60, 3);
+        cfg.hotplug_every_ns = 2_000_000;
+        if s == VirtualScenario::Churn {
+            cfg.check_every = 4;
+        }
+        let o = run::<P, 1000>(&cfg).unwrap();
+        clean(&o);
+        assert!(o.runs_completed > 0 && o.idle_entries > 0, "{s:?}");
+        o.hotplug_cycles
+    }
+    for s in [
+        VirtualScenario::Churn,
+        VirtualScenario::Visibility,
+        VirtualScenario::Frontier,
+    ] {
+        let n = cycles::<Patched>(s);
+        assert!(n >= 5, "{s:?}: {n} hotplug cycles in 60 ms");
+        assert!(cycles::<Legacy>(s) >= 5);
+        assert!(cycles::<Scalable>(s) >= 5);
+        assert!(cycles::<ShardedDefault>(s) >= 5);
     }
 }

@@ -119,6 +119,9 @@ pub struct Config {
     pub plant: Plant,
     /// The cpuidle governor that answers `cpuidle_select`.
     pub governor: Governor,
+    /// Take a CPU offline and back about this often, in nanoseconds (0: never). One CPU at a
+    /// time, for half this long, never the first CPU of a cpuset.
+    pub hotplug_every_ns: u64,
 }
 
 /// The cpuidle governor the engine's platform runs (`cpuidle_select`).
@@ -145,6 +148,9 @@ impl Governor {
     }
 }
 
+/// How long the grace period a dying CPU waits for in `sched_cpu_deactivate` lasts.
+const GRACE_NS: u64 = 50_000;
+
 /// How many past idle periods the menu-like governor averages.
 pub const IDLE_HISTORY: usize = 8;
 
@@ -154,9 +160,9 @@ const MENU_MAX_NS: u64 = 45_000_000;
 
 /// A bug the engine can plant, to show that its checks catch it.
 ///
-/// Of the threaded harness's plants, the engine takes `csd-leak`; `ilb-fence` (a weakened
-/// fence) cannot show in a sequential run, whose every access is seen by the next in program
-/// order, and `hotplug-order` needs the hotplug cycle the engine does not run yet.
+/// Of the threaded harness's plants, the engine takes `csd-leak` and `hotplug-order`;
+/// `ilb-fence` (a weakened fence) cannot show in a sequential run, whose every access is seen
+/// by the next in program order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Plant {
     /// None: the crate and the embedding as they are.
@@ -168,6 +174,10 @@ pub enum Plant {
     /// The embedder forgets `update_rq` when it queues a task on another CPU (the README's
     /// old vendoring snippet): that CPU's facts go stale.
     LostUpdateRq,
+    /// `sched_cpu_deactivate` in the order before the hotplug fix (the grace period before
+    /// the active bit is cleared): the dying CPU's idle pass in the grace period registers it
+    /// again. Needs hotplug cycles (`hotplug_every_ns`).
+    HotplugOrder,
 }
 
 impl Plant {
@@ -177,6 +187,7 @@ impl Plant {
             Plant::None => "none",
             Plant::CsdLeak => "csd-leak",
             Plant::LostUpdateRq => "lost-update-rq",
+            Plant::HotplugOrder => "hotplug-order",
         }
     }
 }
@@ -223,6 +234,10 @@ pub struct Outcome {
     pub halts: u64,
     /// Of those, entered with the tick stopped (the governor, if any, let it stop).
     pub stopped_halts: u64,
+    /// CPUs taken offline and brought back.
+    pub hotplug_cycles: u64,
+    /// Takedowns the crate refused (`sched_cpu_deactivate`'s errors).
+    pub hotplug_refused: u64,
     /// Nanoseconds all CPUs together spent running tasks.
     pub busy_ns: u64,
     /// Nanoseconds all CPUs together spent halted in their idle state.
@@ -262,12 +277,21 @@ enum Ev {
     Timer(u64),
     /// The running task's run ends (this generation of it).
     Done(u64),
+    /// The CPU's hotplug thread wakes to take it offline.
+    Hotplug,
+    /// The grace period the dying CPU waits for in `sched_cpu_deactivate` ends.
+    GraceEnd,
+    /// The offline CPU is brought back.
+    Up,
 }
 
 /// What a CPU's idle coroutine is resumed with: go idle, or the interrupt that woke it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Irq {
     GoIdle,
+    /// Not an interrupt either: the CPU's hotplug thread runs the takedown on its coroutine.
+    Takedown,
+    GraceEnd,
     Tick,
     Kick,
     Resched,
@@ -284,6 +308,10 @@ enum Halt {
     Halted,
     /// `do_idle` returned.
     Exited(IdleExit),
+    /// The takedown ran: the CPU is offline.
+    Down,
+    /// The crate refused the takedown: the CPU stays.
+    Refused,
 }
 
 /// What a wakeup timer does when it fires.
@@ -350,6 +378,16 @@ struct CpuSt {
     idle_ns: Cell<u64>,
     invisible_ns: Cell<u64>,
     ilb_passes: Cell<u64>,
+    /// A takedown has begun (no task or pull is sent here until it is back).
+    leaving: Cell<bool>,
+    /// Deactivated (no nohz IPI may be sent here until it is back).
+    down: Cell<bool>,
+    /// Parked offline.
+    offline: Cell<bool>,
+    /// Woken from idle for its hotplug thread.
+    hotplug_pending: Cell<bool>,
+    /// In the grace-period idle of `sched_cpu_deactivate`.
+    grace: Cell<bool>,
     /// The last idle periods (halts), for the governor; `idle_seen` counts them all.
     idle_hist: Cell<[u64; IDLE_HISTORY]>,
     idle_seen: Cell<u64>,
@@ -372,6 +410,8 @@ struct Counts {
     idle_entries: u64,
     halts: u64,
     stopped_halts: u64,
+    hotplug_cycles: u64,
+    hotplug_refused: u64,
     checks: u64,
     violations: u64,
     first_violation: Option<String>,
@@ -395,6 +435,9 @@ struct Engine<P: Policy, const HZ: u32> {
     ipi_ns: u64,
     plant: Plant,
     governor: Governor,
+    hotplug_every: u64,
+    /// A CPU is on its way down, offline or coming back (one at a time).
+    hotplug_busy: Cell<bool>,
     now: Cell<u64>,
     seq: Cell<u64>,
     /// The CPU whose code runs now (`smp_processor_id()`).
@@ -451,6 +494,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             ipi_ns: cfg.ipi_ns,
             plant: cfg.plant,
             governor: cfg.governor,
+            hotplug_every: if n > 1 { cfg.hotplug_every_ns } else { 0 },
+            hotplug_busy: Cell::new(false),
             now: Cell::new(0),
             seq: Cell::new(0),
             current: Cell::new(None),
@@ -583,21 +628,38 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             let task = &self.tasks.borrow()[t];
             (task.prev, task.allowed.clone())
         };
-        if allowed.len() == 1 || self.is_idle(prev) {
+        let usable = |c: usize| !self.cpus[c].leaving.get();
+        if usable(prev) && (allowed.len() == 1 || self.is_idle(prev)) {
             return prev;
         }
         let llc = self.shape.llc_of(prev);
         let n = llc.len();
         (1..n)
             .map(|k| llc.start + (prev - llc.start + k) % n)
-            .find(|&c| allowed.contains(&c) && self.is_idle(c) && !self.cpus[c].nohz_full)
-            .unwrap_or(prev)
+            .find(|&c| {
+                allowed.contains(&c) && self.is_idle(c) && !self.cpus[c].nohz_full && usable(c)
+            })
+            .unwrap_or(if usable(prev) {
+                prev
+            } else {
+                self.fallback(prev)
+            })
+    }
+
+    /// Where work of `c`'s goes while `c` is leaving or offline: the first CPU of its cpuset,
+    /// which never goes offline.
+    fn fallback(&self, c: usize) -> usize {
+        self.shape.cpuset(c).start
     }
 
     /// Queues task `t` on `c` and wakes `c` if it idles (need_resched, and a reschedule IPI
     /// unless `c` is this CPU); a NO_HZ_FULL CPU is sent the IPI anyway, so that it looks at
     /// its tick dependency again (`tick_nohz_full_kick_cpu`).
     fn enqueue(&self, c: usize, t: usize) {
+        debug_assert!(
+            !self.cpus[c].leaving.get(),
+            "a task queued on leaving CPU {c}"
+        );
         let before = self.nr(c);
         self.tasks.borrow_mut()[t].prev = c;
         self.cpus[c].queue.borrow_mut().push_back(t);
@@ -804,7 +866,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let cpu = self.id(c);
         let s = &self.cpus[c];
         match irq {
-            Irq::GoIdle => unreachable!("GoIdle is not an interrupt"),
+            Irq::GoIdle | Irq::Takedown => unreachable!("{irq:?} is not an interrupt"),
+            Irq::GraceEnd => {
+                s.grace.set(false);
+                s.need_resched.set(true);
+            }
             Irq::Tick => {
                 // Balancing is due for the idle CPUs once jiffies reach `nohz.next_balance`:
                 // the first test of the kick (its value before the tick, jiffies after the
@@ -867,7 +933,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 self.m.nohz_idle_test(cpu),
             )
         });
-        s.halted_invisible.set(stopped && !registered);
+        // A dying CPU idling through its grace period is out of the mask by design.
+        s.halted_invisible
+            .set(stopped && !registered && !s.leaving.get());
         s.halted_at.set(self.now());
         s.halted.set(true);
         self.count(|n| {
@@ -895,6 +963,164 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             s.invisible_ns.set(s.invisible_ns.get() + slept);
         }
         self.handle_irq(c, irq, ctx);
+    }
+
+    // ---- hotplug ---------------------------------------------------------------------------
+
+    /// The next CPU to take offline, and when: any but the first of a cpuset.
+    fn arm_hotplug(&self) {
+        if self.hotplug_every == 0 {
+            return;
+        }
+        let n = self.shape.cpus as u64;
+        let c = loop {
+            let c = self.draw(|r| r.u64(1..n)) as usize;
+            if self.fallback(c) != c {
+                break c;
+            }
+        };
+        let at = self.now() + self.draw(|r| gap(r, self.hotplug_every));
+        self.push(at, c, Ev::Hotplug);
+    }
+
+    /// `c`'s queued tasks go to other CPUs (`balance_push`): an idle CPU of its cache, else
+    /// the first CPU of its cpuset; a task bound to `c` loses its binding (the kernel's
+    /// `select_fallback_rq`).
+    fn push_tasks_away(&self, c: usize) {
+        let before = self.nr(c);
+        let tasks: Vec<usize> = self.cpus[c].queue.borrow_mut().drain(..).collect();
+        self.publish(c, before);
+        for t in tasks {
+            {
+                let mut tasks = self.tasks.borrow_mut();
+                if tasks[t].allowed.len() == 1 {
+                    tasks[t].allowed = self.shape.cpuset(c);
+                }
+            }
+            let to = self.select_cpu(t);
+            self.enqueue(to, t);
+        }
+    }
+
+    /// The hotplug thread's takedown of `c`, on `c`'s coroutine (its grace period idles the
+    /// CPU): `sched_cpu_deactivate`, the tasks pushed away, `cpu_dying`.
+    fn takedown(&self, c: usize, ctx: &Ctx<'_, P, HZ>) -> Halt {
+        let s = &self.cpus[c];
+        let cpu = self.id(c);
+        self.push_tasks_away(c);
+        // The hotplug thread runs on the CPU.
+        s.idle_current.set(false);
+        self.publish(c, 0);
+        let refused = if self.plant == Plant::HotplugOrder {
+            nohz_testing::sched_cpu_deactivate_old_order(&self.m, cpu, ctx).is_err()
+        } else {
+            self.m.sched_cpu_deactivate(cpu, ctx).is_err()
+        };
+        if refused {
+            return Halt::Refused;
+        }
+        s.down.set(true);
+        self.count(|n| n.checks += 1);
+        if cost::unrecorded(|| self.m.nohz_idle_test(cpu)) {
+            self.record_violation(format!(
+                "at {} ns: CPU {c} is in the idle mask after its deactivation",
+                self.now()
+            ));
+        }
+        self.push_tasks_away(c);
+        if let Err(err) = self.m.cpu_dying(cpu, ctx) {
+            self.record_violation(format!("at {} ns: cpu_dying({c}): {err}", self.now()));
+        }
+        s.idle_current.set(true);
+        self.publish(c, 0);
+        Halt::Down
+    }
+
+    /// The grace period `sched_cpu_deactivate` waits for, on the dying CPU `c`: its idle
+    /// task runs (the crate's `do_idle`) until the grace period ends.
+    fn grace_idle(&self, c: usize, ctx: &Ctx<'_, P, HZ>) {
+        let s = &self.cpus[c];
+        let cpu = self.id(c);
+        s.idle_current.set(true);
+        self.publish(c, 0);
+        s.grace.set(true);
+        s.in_idle.set(true);
+        self.push(self.now() + GRACE_NS, c, Ev::GraceEnd);
+        while s.grace.get() {
+            s.need_resched.set(false);
+            if self.m.do_idle(cpu, ctx) == IdleExit::CpuDead {
+                self.record_violation(format!(
+                    "at {} ns: CPU {c} left do_idle as dead in its grace period",
+                    self.now()
+                ));
+                break;
+            }
+        }
+        s.in_idle.set(false);
+        s.need_resched.set(false);
+        s.idle_current.set(false);
+        self.publish(c, 0);
+    }
+
+    /// `c` comes back online: `cpu_starting`, `sched_cpu_activate`, then checks that it is in
+    /// a freshly booted CPU's state.
+    fn bring_up(&self, c: usize) {
+        let s = &self.cpus[c];
+        let cpu = self.id(c);
+        let ctx = self.ctx();
+        s.offline.set(false);
+        self.m.cpu_starting(cpu, &ctx);
+        if let Err(err) = self.m.sched_cpu_activate(cpu, &ctx) {
+            self.record_violation(format!(
+                "at {} ns: sched_cpu_activate({c}): {err}",
+                self.now()
+            ));
+        }
+        let fresh = cost::unrecorded(|| {
+            let rq = self.m.rq(cpu);
+            let ts = self.m.tick_sched(cpu);
+            !self.m.nohz_idle_test(cpu)
+                && rq.nohz_flags().load().is_empty()
+                && !rq.csd_busy()
+                && !rq.nohz_tick_stopped()
+                && !self.m.nohz_idle(cpu)
+                && ts.flags() == TsFlags::NOHZ | TsFlags::HIGHRES
+                && ts.timer_expires_base() == 0
+                && ts.next_tick() == 0
+                && ts.tick_dep_mask() == 0
+        });
+        self.count(|n| {
+            n.checks += 1;
+            n.hotplug_cycles += 1;
+        });
+        if !fresh {
+            self.record_violation(format!(
+                "at {} ns: CPU {c} is back online not in a freshly booted CPU's state",
+                self.now()
+            ));
+        }
+        s.down.set(false);
+        s.leaving.set(false);
+        self.hotplug_busy.set(false);
+        self.arm_hotplug();
+    }
+
+    /// An event for offline `c`: its timers move to its cpuset's first CPU; a kick IPI in
+    /// flight is dropped (`cpu_dying` flushed its csd); the rest has nothing to do.
+    fn offline_event(&self, c: usize, ev: Ev) {
+        let s = &self.cpus[c];
+        match ev {
+            Ev::Timer(id) => {
+                s.timers.borrow_mut().retain(|&(_, t)| t != id);
+                if self.timers.borrow().contains_key(&id) {
+                    let to = self.fallback(c);
+                    self.cpus[to].timers.borrow_mut().insert((self.now(), id));
+                    self.push(self.now(), to, Ev::Timer(id));
+                }
+            }
+            Ev::Kick => s.kicks_in_flight.set(s.kicks_in_flight.get() - 1),
+            _ => {}
+        }
     }
 
     /// The menu-like governor's prediction of `c`'s coming idle period: the time to its next
@@ -938,6 +1164,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// `dst` may take; the lowest-numbered on a tie) and moves half the difference, at most
     /// `cap` tasks, from its queue's tail. Returns how many moved.
     fn load_balance(&self, dst: usize, span: Range<usize>, cap: usize) -> usize {
+        if self.cpus[dst].leaving.get() {
+            return 0;
+        }
         let mine = self.nr(dst);
         let mut busiest: Option<(usize, usize)> = None;
         for c in span {
@@ -1081,13 +1310,33 @@ impl<P: Policy, const HZ: u32> CpuState<CAP> for Ctx<'_, P, HZ> {
     }
     fn synchronize_rcu(&self) {
         // One event at a time: no reader is ever inside a read-side section across an event,
-        // so a grace period has always elapsed.
+        // so a grace period has always elapsed; but the dying CPU's hotplug thread sleeps
+        // through one in `sched_cpu_deactivate`, its CPU idle meanwhile.
+        if let (Some(y), Some(c)) = (self.y, self.e.current.get())
+            && self.e.cpus[c].leaving.get()
+            && !self.e.cpus[c].in_idle.get()
+        {
+            self.e.grace_idle(
+                c,
+                &Ctx {
+                    e: self.e,
+                    y: Some(y),
+                },
+            );
+        }
     }
 }
 
 impl<P: Policy, const HZ: u32> Ipi<CAP> for Ctx<'_, P, HZ> {
     fn send_nohz_ipi(&self, _from: Cpu, to: Cpu) {
         let s = &self.e.cpus[to.index()];
+        if s.down.get() {
+            self.e.record_violation(format!(
+                "at {} ns: a nohz kick sent to CPU {}, deactivated",
+                self.e.now(),
+                to.index()
+            ));
+        }
         s.kicks_in_flight.set(s.kicks_in_flight.get() + 1);
         self.e.count(|n| n.kicks_sent += 1);
         self.e.send_ipi(to.index(), Ev::Kick);
@@ -1203,11 +1452,15 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 .map_err(|err| format!("cannot map an idle stack: {err}"))?;
             self.coros[c] = Some(Coroutine::with_stack(
                 stack,
-                move |y: &Yielder<Irq, Halt>, _go: Irq| loop {
+                move |y: &Yielder<Irq, Halt>, mut go: Irq| loop {
                     let ctx = Ctx { e: &*e, y: Some(y) };
-                    e.count(|n| n.idle_entries += 1);
-                    let exit = e.m.do_idle(e.id(c), &ctx);
-                    y.suspend(Halt::Exited(exit));
+                    let stopped = if go == Irq::Takedown {
+                        e.takedown(c, &ctx)
+                    } else {
+                        e.count(|n| n.idle_entries += 1);
+                        Halt::Exited(e.m.do_idle(e.id(c), &ctx))
+                    };
+                    go = y.suspend(stopped);
                 },
             ));
         }
@@ -1219,8 +1472,25 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 s.in_idle.set(false);
                 s.need_resched.set(false);
                 if exit == IdleExit::CpuDead {
-                    return Err(format!("CPU {c} left do_idle as dead; no CPU goes offline"));
+                    return Err(format!(
+                        "CPU {c} left do_idle as dead; a CPU goes offline from its hotplug thread"
+                    ));
                 }
+                self.schedule(c)
+            }
+            CoroutineResult::Yield(Halt::Down) => {
+                let s = &self.e.cpus[c];
+                s.offline.set(true);
+                self.e
+                    .push(self.e.now() + self.e.hotplug_every / 2, c, Ev::Up);
+                Ok(())
+            }
+            CoroutineResult::Yield(Halt::Refused) => {
+                let e = &*self.e;
+                e.cpus[c].leaving.set(false);
+                e.hotplug_busy.set(false);
+                e.count(|n| n.hotplug_refused += 1);
+                e.arm_hotplug();
                 self.schedule(c)
             }
             CoroutineResult::Return(()) => unreachable!("the idle coroutine loops forever"),
@@ -1231,6 +1501,9 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
     fn schedule(&mut self, c: usize) -> Result<(), String> {
         let e = &*self.e;
         e.current.set(Some(c));
+        if e.cpus[c].hotplug_pending.take() {
+            return self.resume(c, Irq::Takedown);
+        }
         let next = e.cpus[c].queue.borrow_mut().pop_front();
         if let Some(t) = next {
             e.run(c, t);
@@ -1251,11 +1524,44 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         self.resume(c, Irq::GoIdle)
     }
 
+    /// The hotplug thread of `c` wakes: from idle, the idle loop ends first; a running task
+    /// is preempted (back to the head of its queue, to be pushed away).
+    fn hotplug(&mut self, c: usize) -> Result<(), String> {
+        let e = Rc::clone(&self.e);
+        let s = &e.cpus[c];
+        if e.hotplug_busy.replace(true) {
+            return Ok(());
+        }
+        s.leaving.set(true);
+        e.current.set(Some(c));
+        if s.in_idle.get() {
+            s.hotplug_pending.set(true);
+            s.need_resched.set(true);
+            return self.resume(c, Irq::Resched);
+        }
+        if let Some(t) = e.take_curr(c) {
+            s.queue.borrow_mut().push_front(t);
+        }
+        self.resume(c, Irq::Takedown)
+    }
+
     /// One event.
     fn deliver(&mut self, c: usize, ev: Ev) -> Result<(), String> {
         let e = Rc::clone(&self.e);
         let s = &e.cpus[c];
+        if s.offline.get() {
+            if ev == Ev::Up {
+                e.current.set(Some(c));
+                e.bring_up(c);
+                return self.schedule(c);
+            }
+            e.offline_event(c, ev);
+            return Ok(());
+        }
         let irq = match ev {
+            Ev::Hotplug => return self.hotplug(c),
+            Ev::Up => return Err(format!("CPU {c} brought up while online")),
+            Ev::GraceEnd => Irq::GraceEnd,
             Ev::Done(generation) => {
                 if generation != s.done_gen.get() || s.curr.get().is_none() {
                     return Ok(());
@@ -1324,6 +1630,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             done?;
             e.charge(c, spent);
         }
+        e.arm_hotplug();
         Ok(())
     }
 
@@ -1396,6 +1703,8 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             idle_entries: n.idle_entries,
             halts: n.halts,
             stopped_halts: n.stopped_halts,
+            hotplug_cycles: n.hotplug_cycles,
+            hotplug_refused: n.hotplug_refused,
             busy_ns: busy,
             idle_ns: idle,
             invisible_idle_ns: invisible,

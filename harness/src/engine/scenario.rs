@@ -201,6 +201,8 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         ilb_pick_spread: pick_spread(o.ilb_duty.iter().copied()),
         tasks_completed: o.tasks_completed,
         invariant_violations: o.violations,
+        hotplug_cycles: o.hotplug_cycles,
+        hotplug_refused: o.hotplug_refused,
         warnings: o.warnings,
         checks: o.checks,
         first_violation: o.first_violation.clone(),
