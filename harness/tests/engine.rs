@@ -44,9 +44,12 @@ fn the_same_seed_gives_the_same_run_bit_for_bit() {
         let mut cfg = scenario(VirtualScenario::Frontier, 768, 20, seed);
         // Checks every 16th event: this test is about the output (the others check every one).
         cfg.check_every = 16;
+        // CPUs going offline and back are part of the output too.
+        cfg.hotplug_every_ns = 5_000_000;
         let a = run::<P, 1000>(&cfg).unwrap();
         let b = run::<P, 1000>(&cfg).unwrap();
         clean(&a);
+        assert!(a.hotplug_cycles > 0);
         (
             serde_json::to_string(&a).unwrap(),
             serde_json::to_string(&b).unwrap(),
