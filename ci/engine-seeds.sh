@@ -9,24 +9,37 @@
 #   ci/engine-seeds.sh all
 #
 # Each prints the harness's table and writes its JSON and plot to harness/docs/engine-<name>.*.
-# Extra arguments go to nohz-stress (--runs, --seconds, --seed, ...).
+# Extra arguments go to nohz-stress (--runs, --seconds, --seed, --t-remote, ...) and win over
+# the defaults here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 shift || true
+user=("$@")
+# Whether the caller gave flag $1 (as `--flag value` or `--flag=value`).
+given() {
+    local a
+    for a in "${user[@]}"; do
+        [[ $a == "$1" || $a == "$1="* ]] && return 0
+    done
+    return 1
+}
+# run NAME SCENARIO POLICY RUNS SECONDS: the caller's flags win over these defaults.
 run() {
-    local name=$1
-    shift
-    echo "==> $name: nohz-stress --engine virtual $*"
+    local name=$1 args=(--scenario "$2")
+    given --policy || args+=(--policy "$3")
+    given --runs || args+=(--runs "$4")
+    given --seconds || args+=(--seconds "$5")
+    echo "==> $name: nohz-stress --engine virtual ${args[*]} ${user[*]}"
     RUSTFLAGS="--cfg nohz_linecount" cargo run --quiet --release --target-dir target/linecount \
-        -p nohz-stress -- --engine virtual --check-every 0 "$@" \
+        -p nohz-stress -- --engine virtual --check-every 0 "${args[@]}" "${user[@]}" \
         --out "harness/docs/engine-$name.json" --plot "harness/docs/engine-$name.svg"
 }
 case $what in
-seed000 | all) run seed000 --scenario churn --policy seed000 --runs 3 --seconds 0.02 "$@" ;;&
-seed001 | all) run seed001 --scenario visibility --runs 3 --seconds 1 "$@" ;;&
-seed003 | all) run seed003 --scenario irqtime --runs 3 --seconds 0.05 "$@" ;;&
-frontier | all) run frontier --scenario frontier --policy all --runs 3 --seconds 0.2 "$@" ;;
+seed000 | all) run seed000 churn seed000 3 0.02 ;;&
+seed001 | all) run seed001 visibility both 3 1 ;;&
+seed003 | all) run seed003 irqtime both 3 0.05 ;;&
+frontier | all) run frontier frontier all 3 0.2 ;;
 seed000 | seed001 | seed003) ;;
 *)
     echo "usage: ci/engine-seeds.sh seed000|seed001|seed003|frontier|all [nohz-stress flags]" >&2
