@@ -150,6 +150,39 @@ struct LineSt {
     /// The owner the last transfer took it from, and until when that core still has it: the
     /// request reaches it half a transfer after it was sent.
     leaving: Option<(usize, u64)>,
+    /// Hits on the line while it was busy, which an event run later may yet turn into misses
+    /// (see [`Model::steal`]): `(time, cpu, kernel function, locked RMW, write)`.
+    hits: Vec<HitRec>,
+    /// When each core last got the line (the start of its transfer).
+    taken: Vec<(usize, u64)>,
+}
+
+impl LineSt {
+    fn taken_by(&self, cpu: usize) -> u64 {
+        self.taken
+            .iter()
+            .find(|&&(c, _)| c == cpu)
+            .map_or(0, |&(_, at)| at)
+    }
+
+    fn set_taken(&mut self, cpu: usize, at: u64) {
+        match self.taken.iter_mut().find(|(c, _)| *c == cpu) {
+            Some(e) => e.1 = at,
+            None => self.taken.push((cpu, at)),
+        }
+    }
+}
+
+/// A hit a later-run event may turn into a miss.
+#[derive(Debug, Clone, Copy)]
+struct HitRec {
+    at: u64,
+    /// When the hitting core had got the line.
+    since: u64,
+    cpu: usize,
+    f: usize,
+    rmw: bool,
+    write: bool,
 }
 
 /// The model's state for one run.
@@ -170,6 +203,10 @@ pub struct Model {
     fn_wait: Vec<u64>,
     /// The last access's wait for its line.
     last_wait: u64,
+    /// The line of the hit just recorded, whose kernel function the observer fills in.
+    pending_hit: Option<usize>,
+    /// Hits turned into misses by a later-run event's transfer.
+    stolen: u64,
     transfers: u64,
     remote_transfers: u64,
     wait_ns: u64,
@@ -200,8 +237,31 @@ pub struct CostReport {
     pub wait_ns: u64,
     /// Accesses their CPU's copy served.
     pub hits: u64,
+    /// Of those, hits an event run later turned into transfers (counted in `transfers`).
+    pub stolen: u64,
     /// The time the counts cover: the run after its warm-up, in nanoseconds.
     pub measured_ns: u64,
+}
+
+/// Reserves the first gap of `occupy` at or after `t` among a line's transfers (`busy`, in time
+/// order): an access that comes, in time, before a transfer reserved by an event run earlier
+/// (whose CPU's clock had run on) goes first; one that overlaps a transfer waits for it.
+/// Returns the reservation's start.
+fn reserve(busy: &mut Vec<(u64, u64)>, t: u64, occupy: u64) -> u64 {
+    let mut start = t;
+    let mut at = busy.len();
+    for (k, &(s, e)) in busy.iter().enumerate() {
+        if e <= start {
+            continue;
+        }
+        if s >= start + occupy {
+            at = k;
+            break;
+        }
+        start = e;
+    }
+    busy.insert(at, (start, start + occupy));
+    start
 }
 
 impl Model {
@@ -218,6 +278,8 @@ impl Model {
             fn_transfers: vec![0; KERNEL_FNS.len()],
             fn_wait: vec![0; KERNEL_FNS.len()],
             last_wait: 0,
+            pending_hit: None,
+            stolen: 0,
             transfers: 0,
             remote_transfers: 0,
             wait_ns: 0,
@@ -232,12 +294,36 @@ impl Model {
         let t = self.clock;
         let p = self.params;
         self.last_wait = 0;
+        let horizon = self.horizon;
         let st = self.lines.entry(line).or_default();
+        st.hits.retain(|h| h.at > horizon);
+        st.busy.retain(|&(_, end)| end > horizon);
+        // A hit while the line is busy with transfers may be one an event run later takes the
+        // line away before: recorded, for `steal`.
+        let record = |st: &mut LineSt| {
+            if !st.busy.is_empty() {
+                let since = st.taken_by(cpu);
+                st.hits.push(HitRec {
+                    at: t,
+                    since,
+                    cpu,
+                    f: OTHER,
+                    rmw,
+                    write,
+                });
+                true
+            } else {
+                false
+            }
+        };
         if st.leaving.is_some_and(|(o, until)| o == cpu && t < until) {
             // The line is on its way out, but the request has not reached this core yet.
             let cost = if rmw { p.t_rmw } else { p.t_hit };
             self.hits += 1;
             self.clock = t + cost;
+            if record(st) {
+                self.pending_hit = Some(line);
+            }
             return (cost, true);
         }
         let held = st.owner == Some(cpu) || (st.owner.is_none() && st.sharers.contains(&cpu));
@@ -259,6 +345,7 @@ impl Model {
                 self.transfers += 1;
                 self.remote_transfers += u64::from(remote);
                 st.sharers.push(cpu);
+                st.set_taken(cpu, t);
                 self.clock = t + tx;
                 return (tx, false);
             }
@@ -266,21 +353,8 @@ impl Model {
             // that comes, in time, before a transfer reserved by an event run earlier (whose
             // CPU's clock had run on) goes first; one that overlaps a transfer waits for it.
             let occupy = (tx * p.occupancy_pct / 100).max(1);
-            let horizon = self.horizon;
-            st.busy.retain(|&(_, end)| end > horizon);
-            let mut start = t;
-            let mut at = st.busy.len();
-            for (k, &(s, e)) in st.busy.iter().enumerate() {
-                if e <= start {
-                    continue;
-                }
-                if s >= start + occupy {
-                    at = k;
-                    break;
-                }
-                start = e;
-            }
-            st.busy.insert(at, (start, start + occupy));
+            let start = reserve(&mut st.busy, t, occupy);
+            st.set_taken(cpu, start);
             if let Some(o) = st.owner.filter(|&o| o != cpu) {
                 st.leaving = Some((o, start + tx / 2));
             }
@@ -288,20 +362,83 @@ impl Model {
             self.last_wait = start - t;
             self.transfers += 1;
             self.remote_transfers += u64::from(remote);
-            start + tx - t
+            self.steal(line, cpu, write, start + tx / 2);
+            let st = self.lines.get_mut(&line).expect("the line is there");
+            if write {
+                st.owner = Some(cpu);
+                st.sharers.clear();
+            } else {
+                if let Some(o) = st.owner.take() {
+                    st.sharers.push(o);
+                }
+                st.sharers.push(cpu);
+            }
+            self.clock = t + (start + tx - t);
+            return (start + tx - t, false);
         };
         if write {
             st.owner = Some(cpu);
             st.sharers.clear();
-        } else if !hit {
-            if let Some(o) = st.owner.take() {
-                st.sharers.push(o);
-            }
-            st.sharers.push(cpu);
         }
-        self.hits += u64::from(hit);
+        self.hits += 1;
+        if record(st) {
+            self.pending_hit = Some(line);
+        }
         self.clock = t + cost;
-        (cost, hit)
+        (cost, true)
+    }
+
+    /// The kernel function of the hit `access` just recorded (the observer attributes it).
+    pub fn note_hit_fn(&mut self, f: usize) {
+        if let Some(line) = self.pending_hit.take()
+            && let Some(h) = self.lines.get_mut(&line).and_then(|st| st.hits.last_mut())
+        {
+            h.f = f;
+        }
+    }
+
+    /// Whether the last access recorded a hit whose function the observer must fill in.
+    pub fn hit_pending(&self) -> bool {
+        self.pending_hit.is_some()
+    }
+
+    /// `by` took `line` with a request that reached the other cores at `reached` (a write:
+    /// from every holder; a read: from its owner, whose later writes then need it back). A
+    /// hit another core made on the line after that, in an event run earlier (events run
+    /// whole, so it could not see this one coming), was a miss: the first such hit of each
+    /// core is charged to its kernel function again as a transfer, queued behind the line's
+    /// transfers as they are now. The CPU's clock and the holders are not rewound.
+    fn steal(&mut self, line: usize, by: usize, write: bool, reached: u64) {
+        let p = self.params;
+        let Some(st) = self.lines.get_mut(&line) else {
+            return;
+        };
+        let owner = st.owner;
+        let mut victims: Vec<HitRec> = Vec::new();
+        st.hits.retain(|h| {
+            let hit_by_other = h.cpu != by && h.at >= reached && reached > h.since;
+            let taken = write || (owner == Some(h.cpu) && h.write);
+            if hit_by_other && taken && !victims.iter().any(|v| v.cpu == h.cpu) {
+                victims.push(*h);
+                return false;
+            }
+            true
+        });
+        for h in victims {
+            let remote = self.socket[h.cpu] != self.socket[by];
+            let tx = if remote { p.t_remote } else { p.t_local };
+            let occupy = (tx * p.occupancy_pct / 100).max(1);
+            let st = self.lines.get_mut(&line).expect("the line is there");
+            let start = reserve(&mut st.busy, h.at, occupy);
+            let was = if h.rmw { p.t_rmw } else { p.t_hit };
+            self.by_fn[h.f][h.cpu] += (start - h.at + tx).saturating_sub(was);
+            self.fn_transfers[h.f] += 1;
+            self.fn_wait[h.f] += start - h.at;
+            self.wait_ns += start - h.at;
+            self.transfers += 1;
+            self.remote_transfers += u64::from(remote);
+            self.stolen += 1;
+        }
     }
 
     /// Charges `ns` of `cpu`'s time to kernel function `f` (an index of [`KERNEL_FNS`]);
@@ -332,6 +469,7 @@ impl Model {
         self.remote_transfers = 0;
         self.wait_ns = 0;
         self.hits = 0;
+        self.stolen = 0;
     }
 
     /// The run's totals, over `measured_ns` of it.
@@ -350,6 +488,7 @@ impl Model {
             remote_transfers: self.remote_transfers,
             wait_ns: self.wait_ns,
             hits: self.hits,
+            stolen: self.stolen,
             measured_ns,
         }
     }
@@ -409,22 +548,33 @@ mod live {
                 .as_mut()
                 .map_or((0, true), |m| m.access(a.cpu, a.line, a.write, a.rmw))
         });
+        // A hit a later event may steal needs its function, sampled or not.
+        let pending = MODEL.with(|x| x.borrow().as_ref().is_some_and(|m| m.hit_pending()));
         let weight = if hit {
             let seen = HITS_SEEN.with(|h| {
                 h.set(h.get() + 1);
                 h.get()
             });
-            if !seen.is_multiple_of(HIT_SAMPLE) {
-                return;
+            if seen.is_multiple_of(HIT_SAMPLE) {
+                Some(cost * HIT_SAMPLE)
+            } else {
+                None
             }
-            cost * HIT_SAMPLE
         } else {
-            cost
+            Some(cost)
         };
+        if weight.is_none() && !pending {
+            return;
+        }
         let f = attribute();
         MODEL.with(|x| {
             if let Some(m) = x.borrow_mut().as_mut() {
-                m.charge(f, a.cpu, weight, !hit);
+                if pending {
+                    m.note_hit_fn(f);
+                }
+                if let Some(w) = weight {
+                    m.charge(f, a.cpu, w, !hit);
+                }
             }
         });
     }
@@ -530,17 +680,21 @@ mod tests {
         assert_eq!(m.access(0, 7, true, true), (30 + p.t_local, false));
         assert_eq!(m.report(1).wait_ns, 30);
         // The line is busy 1000-1070 and 1070-1140. CPU 1, running earlier in time (at 900),
-        // slips in before them; at 1100 CPU 0 waits for the end of the second.
+        // slips in before them. Its request reached CPU 0 at 935, so CPU 0's read hit at 1000
+        // was in fact a transfer: charged as one, queued at 1140-1210 (140 ns of waiting). At
+        // 1100 CPU 0 waits for the end of that.
         m.clock = 900;
         assert_eq!(m.access(1, 7, true, true), (p.t_local, false));
+        let r = m.report(1);
+        assert_eq!((r.stolen, r.wait_ns), (1, 30 + 140));
         m.clock = 1100;
-        assert_eq!(m.access(0, 7, true, true), (40 + p.t_local, false));
-        assert_eq!(m.report(1).wait_ns, 70);
+        assert_eq!(m.access(0, 7, true, true), (110 + p.t_local, false));
+        assert_eq!(m.report(1).wait_ns, 30 + 140 + 110);
         // CPU 2, on the other socket, takes it from CPU 0: a remote transfer.
         m.clock = 5000;
         assert_eq!(m.access(2, 7, true, true), (p.t_remote, false));
         let r = m.report(1);
-        assert_eq!((r.transfers, r.remote_transfers, r.hits), (6, 1, 2));
+        assert_eq!((r.transfers, r.remote_transfers, r.hits), (7, 1, 2));
     }
 
     #[test]
@@ -567,6 +721,38 @@ mod tests {
         m.clock = 2000;
         assert_eq!(m.access(0, 3, true, true), (p.t_rmw, true));
         assert_eq!(m.access(0, 3, true, false), (p.t_hit, true));
+    }
+
+    /// Events run whole, so a hit in an event run earlier can come after, in time, the
+    /// request of an event run later: that hit was a miss, and is charged as one.
+    #[test]
+    fn a_hit_after_a_later_run_events_request_is_charged_as_a_transfer() {
+        let p = CostParams::default();
+        let run = |steal_at: u64| {
+            let mut m = Model::new(p, vec![0, 0, 0]);
+            m.access(0, 5, true, true);
+            // CPU 1 takes the line at 1000 (busy 1000-1017) and reads it again at 1100, in
+            // the same event: a hit, while the line is busy, so recorded.
+            m.clock = 1000;
+            assert_eq!(m.access(1, 5, true, false), (p.t_local, false));
+            m.clock = 1100;
+            assert_eq!(m.access(1, 5, false, false), (p.t_hit, true));
+            m.note_hit_fn(3);
+            // An event run later: CPU 2 writes the line at `steal_at`.
+            m.clock = steal_at;
+            m.access(2, 5, true, false);
+            m.report(1)
+        };
+        // CPU 2's request reaches CPU 1 at 1050 + 35, before CPU 1's read at 1100: the read
+        // needed the line back, a transfer charged to its function (3, `nohz_balancer_kick`).
+        let stolen = run(1050);
+        assert_eq!(stolen.stolen, 1);
+        assert_eq!(stolen.fn_ns[3], p.t_local);
+        assert_eq!(stolen.fn_transfers[3], 1);
+        // At 1080 the request reaches CPU 1 at 1115, after its read: nothing changes.
+        let late = run(1080);
+        assert_eq!(late.stolen, 0);
+        assert_eq!(late.fn_ns[3], 0);
     }
 
     #[test]
