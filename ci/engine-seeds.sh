@@ -2,7 +2,8 @@
 # The seeds' headlines and the frontier on the virtual-time engine, each one command, on the
 # counting build (the contention cost model charges the crate's accesses to kernel functions):
 #
-#   ci/engine-seeds.sh seed000    # 480 CPUs, hackbench-like: Legacy against the kernel with seed 000 alone
+#   ci/engine-seeds.sh seed000    # 480 CPUs, hackbench-like: Legacy against the kernel with seed 000 alone,
+#                                 # at t_x 200 ns across sockets and again at 600 (seed000-600)
 #   ci/engine-seeds.sh seed001    # 80 CPUs, 72 NO_HZ_FULL, batched work: Legacy against Patched
 #   ci/engine-seeds.sh seed003    # 224 CPUs on 2 sockets, irq time on: Legacy against Patched
 #   ci/engine-seeds.sh frontier   # 768 CPUs in two cpusets of 384: every policy
@@ -24,19 +25,27 @@ given() {
     done
     return 1
 }
-# run NAME SCENARIO POLICY RUNS SECONDS: the caller's flags win over these defaults.
+# run NAME SCENARIO POLICY RUNS SECONDS [FLAG VALUE]: the caller's flags win over these
+# defaults.
 run() {
     local name=$1 args=(--scenario "$2")
     given --policy || args+=(--policy "$3")
     given --runs || args+=(--runs "$4")
     given --seconds || args+=(--seconds "$5")
+    if [[ $# -ge 7 ]] && ! given "$6"; then
+        args+=("$6" "$7")
+    fi
     echo "==> $name: nohz-stress --engine virtual ${args[*]} ${user[*]}"
     RUSTFLAGS="--cfg nohz_linecount" cargo run --quiet --release --target-dir target/linecount \
         -p nohz-stress -- --engine virtual --check-every 0 "${args[@]}" "${user[@]}" \
         --out "harness/docs/engine-$name.json" --plot "harness/docs/engine-$name.svg"
 }
 case $what in
-seed000 | all) run seed000 churn seed000 3 0.02 ;;&
+seed000 | all)
+    run seed000 churn seed000 3 0.02
+    # The same with cross-socket transfers at 600 ns, where the `nohz` line saturates.
+    run seed000-600 churn seed000 3 0.02 --t-remote 600
+    ;;&
 seed001 | all) run seed001 visibility both 3 1 ;;&
 seed003 | all) run seed003 irqtime both 3 0.05 ;;&
 frontier | all) run frontier frontier all 3 0.2 ;;
