@@ -118,6 +118,15 @@ enum GovernorArg {
     Menu,
 }
 
+/// Where the cost model puts `Legacy`'s plain irq-time flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FlagLineArg {
+    /// In the `nohz` line, as the x86 build seed 003 profiled had it.
+    NohzLine,
+    /// On a line of its own (another build's link order).
+    OwnLine,
+}
+
 /// A bug to plant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum PlantArg {
@@ -187,6 +196,13 @@ struct Cli {
     /// The cost model's `t_x` across sockets, ns.
     #[arg(long, default_value_t = 200, value_name = "NS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     t_remote: u64,
+
+    /// `--engine virtual`, counting build: where the cost model puts `Legacy`'s irq-time flag
+    /// (`sched_clock_irqtime` before seed 003). Default: `own-line` for `churn` (seed 000's
+    /// machine, which names no irq-time cost: its kernels then differ by seed 000 alone),
+    /// `nohz-line` for the others (seed 003's x86 build).
+    #[arg(long, value_enum, value_name = "WHERE")]
+    irqtime_flag: Option<FlagLineArg>,
 
     /// `--engine virtual`: check the invariants after every N events (1: after each; 0: at
     /// the end only).
@@ -393,6 +409,9 @@ fn main() -> ExitCode {
     }
     if cli.governor != GovernorArg::None {
         return usage_error("--governor applies to --engine virtual only");
+    }
+    if cli.irqtime_flag.is_some() {
+        return usage_error("--irqtime-flag applies to --engine virtual only");
     }
     if cli.hotplug_every_ms.is_some() {
         return usage_error(
@@ -637,10 +656,15 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             GovernorArg::None => engine::Governor::None,
             GovernorArg::Menu => engine::Governor::Menu,
         };
+        let flag_line = match cli.irqtime_flag {
+            Some(FlagLineArg::NohzLine) => engine::cost::FlagLine::Nohz,
+            Some(FlagLineArg::OwnLine) => engine::cost::FlagLine::Own,
+            None => scenario.flag_line(),
+        };
         report.notes.push(format!(
             "{}: virtual engine, {cpus} CPUs ({} per cache, {} per socket, SMT{}, {} cpuset(s), \
              {} NO_HZ_FULL per cpuset), {seconds} simulated s per run, HZ {}, governor {}, \
-             seeds {}..{}",
+             legacy's irq-time flag {}, seeds {}..{}",
             scenario.name(),
             shape.llc,
             shape.socket,
@@ -649,6 +673,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             shape.nohz_full,
             cli.hz,
             governor.name(),
+            flag_line.name(),
             cli.seed,
             cli.seed + u64::from(cli.runs) - 1
         ));
@@ -659,7 +684,10 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             seed: cli.seed,
             ipi_ns: 2_000,
             check_every: cli.check_every,
-            cost: cost_params(cli),
+            cost: engine::cost::CostParams {
+                flag_line,
+                ..cost_params(cli)
+            },
             irqtime: scenario.irqtime(),
             plant,
             governor,

@@ -41,6 +41,14 @@ fn bad_combinations_are_explained_and_exit_2() {
         &["--governor", "menu"],
         "--governor applies to --engine virtual only",
     );
+    refused(
+        &["--irqtime-flag", "own-line"],
+        "--irqtime-flag applies to --engine virtual only",
+    );
+    refused(
+        &["--engine", "virtual", "--irqtime-flag", "elsewhere"],
+        "nohz-line",
+    );
     refused(&["--engine", "virtual", "--cpus", "769"], "at most 768");
     refused(
         &["--engine", "virtual", "--runs", "2", "--strict"],
@@ -92,6 +100,44 @@ fn a_small_virtual_run_reports_its_engine_and_seed() {
         assert_eq!(r["logical_cpus"], 64);
         assert_eq!(r["invariant_violations"], 0);
     }
+}
+
+/// Where the cost model puts `Legacy`'s irq-time flag: apart for `churn` (seed 000's machine),
+/// in the `nohz` line elsewhere, or as `--irqtime-flag` says; the run's notes say which.
+#[test]
+fn the_irqtime_flags_line_is_the_scenarios_unless_given() {
+    let notes = |scenario: &str, flag: Option<&str>| {
+        let mut args = vec![
+            "--engine",
+            "virtual",
+            "--scenario",
+            scenario,
+            "--cpus",
+            "32",
+            "--seconds",
+            "0.005",
+            "--runs",
+            "1",
+            "--policy",
+            "legacy",
+            "--json",
+        ];
+        if let Some(f) = flag {
+            args.extend(["--irqtime-flag", f]);
+        }
+        let out = nohz_stress(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        report["notes"].to_string()
+    };
+    assert!(notes("churn", None).contains("irq-time flag own-line"));
+    assert!(notes("frontier", None).contains("irq-time flag nohz-line"));
+    assert!(notes("churn", Some("nohz-line")).contains("irq-time flag nohz-line"));
+    assert!(notes("irqtime", Some("own-line")).contains("irq-time flag own-line"));
 }
 
 /// `--plant hotplug-order` on the engine takes CPUs offline (every 5 ms unless asked) and

@@ -245,6 +245,41 @@ fn the_cost_model_charges_the_crate_time_to_kernel_functions() {
     );
 }
 
+/// Where `Legacy`'s irq-time flag sits is the build's layout: in the `nohz` line every
+/// interrupt's read of it fetches the line the idle entries and exits write; on a line of its
+/// own (`FlagLine::Own`) the same reads hit, and the `nohz` line loses that traffic.
+#[cfg(nohz_linecount)]
+#[test]
+fn the_irqtime_flag_on_a_line_of_its_own_costs_its_reads_nothing() {
+    use nohz_stress::engine::cost::{FlagLine, KERNEL_FNS};
+    let irq = KERNEL_FNS
+        .iter()
+        .position(|&k| k == "irqtime_account_irq")
+        .unwrap();
+    let mut cfg = scenario(VirtualScenario::Churn, 96, 20, 1);
+    assert_eq!(cfg.cost.flag_line, FlagLine::Nohz);
+    let shared = run::<Legacy, 1000>(&cfg).unwrap();
+    cfg.cost.flag_line = FlagLine::Own;
+    let apart = run::<Legacy, 1000>(&cfg).unwrap();
+    clean(&apart);
+    let (s, a) = (shared.cost.unwrap(), apart.cost.unwrap());
+    assert_eq!(a.params.flag_line, FlagLine::Own);
+    assert!(s.fn_transfers[irq] > 1000, "{:?}", s.fn_transfers);
+    assert_eq!(a.fn_transfers[irq], 0, "{:?}", a.fn_transfers);
+    assert!(
+        a.fn_ns[irq] * 10 < s.fn_ns[irq],
+        "{} vs {}",
+        a.fn_ns[irq],
+        s.fn_ns[irq]
+    );
+    assert!(
+        a.transfers < s.transfers,
+        "{} vs {}",
+        a.transfers,
+        s.transfers
+    );
+}
+
 /// The checks catch a planted bug within the run: the crate's csd never released, and an
 /// embedder that forgets `update_rq` for a remote queue.
 #[test]

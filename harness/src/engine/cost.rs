@@ -60,6 +60,8 @@ pub struct CostParams {
     /// next request's. 100 would serialize whole transfers (two cores trading a line would
     /// each wait out the other's transfer on every pair: twice what the bench measures).
     pub occupancy_pct: u64,
+    /// Where `Legacy`'s irq-time flag sits (the other policies read a static key instead).
+    pub flag_line: FlagLine,
 }
 
 impl Default for CostParams {
@@ -70,6 +72,30 @@ impl Default for CostParams {
             t_hit: 0,
             t_rmw: 6,
             occupancy_pct: 25,
+            flag_line: FlagLine::Nohz,
+        }
+    }
+}
+
+/// Where `Legacy`'s plain irq-time flag (`int sched_clock_irqtime`, before seed 003 made it a
+/// static key) sits. The code does not decide it; the kernel build's link order does. Seed
+/// 003 found it in the `nohz` line of an x86 build; another build puts it elsewhere.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub enum FlagLine {
+    /// In the `nohz` line, as in the x86 build seed 003 profiled (the crate's own layout):
+    /// every interrupt reads the line that idle entries and exits write.
+    #[default]
+    Nohz,
+    /// On a line of its own, written only at boot: its reads hit.
+    Own,
+}
+
+impl FlagLine {
+    /// The name the command line and the run's notes use.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlagLine::Nohz => "nohz-line",
+            FlagLine::Own => "own-line",
         }
     }
 }
@@ -522,9 +548,16 @@ mod live {
         });
     }
 
+    /// Records the accesses to the atomic at `addr` (the irq-time flag's, for
+    /// [`super::FlagLine::Own`]) as made to a line of its own, until [`uninstall`].
+    pub fn set_apart(addr: usize) {
+        linecount::set_apart(Some(addr));
+    }
+
     /// Stops observing and returns the model.
     pub fn uninstall() -> Option<Model> {
         linecount::observe(None);
+        linecount::set_apart(None);
         MODEL.with(|x| x.borrow_mut().take())
     }
 
@@ -619,7 +652,7 @@ mod live {
 }
 
 #[cfg(nohz_linecount)]
-pub use live::{install, on_cpu, reset_counts, uninstall};
+pub use live::{install, on_cpu, reset_counts, set_apart, uninstall};
 
 /// Runs `f`, the engine's own reading of the crate's state, unrecorded (no kernel would
 /// make it).

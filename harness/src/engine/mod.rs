@@ -1755,10 +1755,15 @@ fn run_here<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
         irqtime: cfg.irqtime,
     };
     #[cfg(nohz_linecount)]
-    cost::install(cost::Model::new(
-        cfg.cost,
-        (0..cfg.shape.cpus).map(|c| c / cfg.shape.socket).collect(),
-    ));
+    {
+        cost::install(cost::Model::new(
+            cfg.cost,
+            (0..cfg.shape.cpus).map(|c| c / cfg.shape.socket).collect(),
+        ));
+        if cfg.cost.flag_line == cost::FlagLine::Own {
+            cost::set_apart(runner.e.m.nohz().legacy_irqtime_addr());
+        }
+    }
     let result = runner.run(cfg.sim_ns);
     #[cfg(nohz_linecount)]
     let report = cost::uninstall().map(|m| m.report(cfg.sim_ns - warmup(cfg.sim_ns)));

@@ -42,7 +42,11 @@ std::thread_local! {
     static CPU: Cell<Option<usize>> = const { Cell::new(None) };
     static LOG: RefCell<Vec<Access>> = const { RefCell::new(Vec::new()) };
     static OBSERVER: Cell<Option<fn(Access)>> = const { Cell::new(None) };
+    static APART: Cell<Option<usize>> = const { Cell::new(None) };
 }
+
+/// The line [`set_apart`]'s variable is recorded on: one no address maps to.
+pub const APART_LINE: usize = usize::MAX;
 
 /// Hands every access recorded on this thread to `f` as it happens, instead of logging it,
 /// until `observe(None)`: for a driver that models each access's cost in its own time (the
@@ -76,6 +80,14 @@ pub fn take() -> Vec<Access> {
     LOG.with(|l| core::mem::take(&mut *l.borrow_mut()))
 }
 
+/// Records this thread's accesses to the atomic at address `addr` as made to a line of its own
+/// ([`APART_LINE`]), until `set_apart(None)`: for a driver that models a layout in which that
+/// variable does not share its line with its neighbours (the link order of another build).
+/// Nothing else changes: the access, its ordering and its result are the atomic's own.
+pub fn set_apart(addr: Option<usize>) {
+    APART.with(|a| a.set(addr));
+}
+
 /// The line `x` starts on (a driver's way to name a structure's lines; recording nothing).
 pub fn line_of<T: ?Sized>(x: &T) -> usize {
     core::ptr::from_ref(x).cast::<u8>() as usize / LINE
@@ -91,9 +103,15 @@ pub fn lines_of<T: ?Sized>(x: &T) -> core::ops::Range<usize> {
 #[inline(always)]
 fn touch<T>(x: &T, write: bool, rmw: bool) {
     if let Some(cpu) = CPU.with(Cell::get) {
+        let addr = core::ptr::from_ref(x).cast::<u8>() as usize;
+        let line = if APART.with(Cell::get) == Some(addr) {
+            APART_LINE
+        } else {
+            addr / LINE
+        };
         let access = Access {
             cpu,
-            line: line_of(x),
+            line,
             write,
             rmw,
         };
