@@ -3,7 +3,8 @@
 # counting build (the contention cost model charges the crate's accesses to kernel functions):
 #
 #   ci/engine-seeds.sh seed000    # 480 CPUs, hackbench-like: Legacy against the kernel with seed 000 alone,
-#                                 # at t_x 200 ns across sockets and again at 600 (seed000-600)
+#                                 # Legacy's irq-time flag on a line of its own; then again with the flag
+#                                 # in the nohz line, seed 003's x86 layout (seed000-nohz-line)
 #   ci/engine-seeds.sh seed001    # 80 CPUs, 72 NO_HZ_FULL, batched work: Legacy against Patched
 #   ci/engine-seeds.sh seed003    # 224 CPUs on 2 sockets, irq time on: Legacy against Patched
 #   ci/engine-seeds.sh frontier   # 768 CPUs in two cpusets of 384: every policy
@@ -43,8 +44,9 @@ run() {
 case $what in
 seed000 | all)
     run seed000 churn seed000 3 0.02
-    # The same with cross-socket transfers at 600 ns, where the `nohz` line saturates.
-    run seed000-600 churn seed000 3 0.02 --t-remote 600
+    # The same with the irq-time flag where seed 003's x86 build had it: every interrupt
+    # reads the `nohz` line.
+    run seed000-nohz-line churn seed000 3 0.02 --irqtime-flag nohz-line
     ;;&
 seed001 | all) run seed001 visibility both 3 1 ;;&
 seed003 | all) run seed003 irqtime both 3 0.05 ;;&
