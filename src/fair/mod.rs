@@ -214,14 +214,6 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
         self.scalars.kick_deadline.get()
     }
 
-    /// The counting build's rigs only (feature `testing`): the address of `Legacy`'s plain
-    /// `sched_clock_irqtime` flag, which sits in this line, for a driver that models a layout
-    /// where it does not (`linecount::set_apart`).
-    #[cfg(all(feature = "testing", nohz_linecount, not(nohz_loom)))]
-    pub fn legacy_irqtime_addr(&self) -> usize {
-        core::ptr::from_ref(&self.scalars.legacy_irqtime).cast::<u8>() as usize
-    }
-
     /// Test rigs only (feature `testing`): stores `nohz.next_balance` and tells the policy's
     /// not-due gate. The `Hint` comparator of `tests/model` resynchronises a `Sharded` machine
     /// with this after each counted divergence (an extra kick attempt that moved

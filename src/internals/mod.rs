@@ -5,7 +5,8 @@
 //! - the lower-level paths behind the embedding entry points, each forwarding to the room that
 //!   mirrors the kernel function and is documented there, once (a kernel calls [`Machine`]'s
 //!   entry points instead);
-//! - the planted bugs (`plant.rs`): internal steps replayed in orders the crate forbids.
+//! - the planted bugs (`plant.rs`): internal steps replayed in orders the crate forbids;
+//! - in the counting build, the address of a variable a rig models in another layout.
 
 mod plant;
 
@@ -25,6 +26,14 @@ use crate::policy::Policy;
 
 #[doc(hidden)]
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
+    /// The counting build only: the address of `Legacy`'s plain `sched_clock_irqtime` flag,
+    /// which sits in the `nohz` line, for a rig that models a layout where it does not
+    /// (`linecount::set_apart`).
+    #[cfg(all(nohz_linecount, not(nohz_loom)))]
+    pub fn legacy_irqtime_addr(&self) -> usize {
+        core::ptr::from_ref(&self.fair.nohz().scalars.legacy_irqtime).cast::<u8>() as usize
+    }
+
     #[inline]
     pub fn set_cpu_online(&self, cpu: CpuId<N>, online: bool) {
         self.cpus.set_online(cpu, online);

@@ -1761,7 +1761,7 @@ fn run_here<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
             (0..cfg.shape.cpus).map(|c| c / cfg.shape.socket).collect(),
         ));
         if cfg.cost.flag_line == cost::FlagLine::Own {
-            cost::set_apart(runner.e.m.nohz().legacy_irqtime_addr());
+            cost::set_apart(runner.e.m.legacy_irqtime_addr());
         }
     }
     let result = runner.run(cfg.sim_ns);
