@@ -3,7 +3,7 @@
 # counting build (the contention cost model charges the crate's accesses to kernel functions):
 #
 #   ci/engine-seeds.sh seed000    # 480 CPUs, hackbench-like: Legacy against the kernel with seed 000 alone,
-#                                 # Legacy's irq-time flag on a line of its own; then again with the flag
+#                                 # the plain irq-time flag on a line of its own; then again with the flag
 #                                 # in the nohz line, seed 003's x86 layout (seed000-nohz-line)
 #   ci/engine-seeds.sh seed001    # 80 CPUs, 72 NO_HZ_FULL, batched work: Legacy against Patched
 #   ci/engine-seeds.sh seed003    # 224 CPUs on 2 sockets, irq time on: Legacy against Patched

@@ -118,7 +118,7 @@ enum GovernorArg {
     Menu,
 }
 
-/// Where the cost model puts `Legacy`'s plain irq-time flag.
+/// Where the cost model puts the plain irq-time flag of the kernels before seed 003.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum FlagLineArg {
     /// In the `nohz` line, as the x86 build seed 003 profiled had it.
@@ -197,8 +197,8 @@ struct Cli {
     #[arg(long, default_value_t = 200, value_name = "NS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     t_remote: u64,
 
-    /// `--engine virtual`, counting build: where the cost model puts `Legacy`'s irq-time flag
-    /// (`sched_clock_irqtime` before seed 003). Default: `own-line` for `churn` (seed 000's
+    /// `--engine virtual`, counting build: where the cost model puts the plain irq-time flag
+    /// that `legacy` and `seed000` read (`sched_clock_irqtime` before seed 003). Default: `own-line` for `churn` (seed 000's
     /// machine, which names no irq-time cost: its kernels then differ by seed 000 alone),
     /// `nohz-line` for the others (seed 003's x86 build).
     #[arg(long, value_enum, value_name = "WHERE")]

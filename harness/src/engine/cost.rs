@@ -60,7 +60,8 @@ pub struct CostParams {
     /// next request's. 100 would serialize whole transfers (two cores trading a line would
     /// each wait out the other's transfer on every pair: twice what the bench measures).
     pub occupancy_pct: u64,
-    /// Where `Legacy`'s irq-time flag sits (the other policies read a static key instead).
+    /// Where the plain irq-time flag sits, which the kernels before seed 003 (`Legacy`,
+    /// `Seed000`) read; the others read a static key instead.
     pub flag_line: FlagLine,
 }
 
@@ -77,8 +78,8 @@ impl Default for CostParams {
     }
 }
 
-/// Where `Legacy`'s plain irq-time flag (`int sched_clock_irqtime`, before seed 003 made it a
-/// static key) sits. The code does not decide it; the kernel build's link order does. Seed
+/// Where the plain irq-time flag (`int sched_clock_irqtime`, which `Legacy` and `Seed000` read
+/// before seed 003 made it a static key) sits. The code does not decide it; the kernel build's link order does. Seed
 /// 003 found it in the `nohz` line of an x86 build; another build puts it elsewhere.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub enum FlagLine {

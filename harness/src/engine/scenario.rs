@@ -104,7 +104,7 @@ impl VirtualScenario {
         }
     }
 
-    /// Where the cost model puts `Legacy`'s irq-time flag by default. Its place is the kernel
+    /// Where the cost model puts the plain irq-time flag by default. Its place is the kernel
     /// build's link order, which the seeds record for seed 003's x86 build only (the flag in
     /// the `nohz` line). Seed 000 names no irq-time cost on its 480-CPU machine, so `churn`
     /// keeps the flag apart: its two kernels then differ by seed 000 alone, not by seed

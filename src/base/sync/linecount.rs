@@ -88,14 +88,19 @@ pub fn set_apart(addr: Option<usize>) {
     APART.with(|a| a.set(addr));
 }
 
+/// The address `x` starts at (what [`set_apart`] takes; recording nothing).
+pub fn addr_of<T: ?Sized>(x: &T) -> usize {
+    core::ptr::from_ref(x).cast::<u8>() as usize
+}
+
 /// The line `x` starts on (a driver's way to name a structure's lines; recording nothing).
 pub fn line_of<T: ?Sized>(x: &T) -> usize {
-    core::ptr::from_ref(x).cast::<u8>() as usize / LINE
+    addr_of(x) / LINE
 }
 
 /// The lines `x` spans, first and one past the last.
 pub fn lines_of<T: ?Sized>(x: &T) -> core::ops::Range<usize> {
-    let start = core::ptr::from_ref(x).cast::<u8>() as usize;
+    let start = addr_of(x);
     let end = start + core::mem::size_of_val(x).max(1);
     start / LINE..end.div_ceil(LINE)
 }
@@ -103,7 +108,7 @@ pub fn lines_of<T: ?Sized>(x: &T) -> core::ops::Range<usize> {
 #[inline(always)]
 fn touch<T>(x: &T, write: bool, rmw: bool) {
     if let Some(cpu) = CPU.with(Cell::get) {
-        let addr = core::ptr::from_ref(x).cast::<u8>() as usize;
+        let addr = addr_of(x);
         let line = if APART.with(Cell::get) == Some(addr) {
             APART_LINE
         } else {
