@@ -2,8 +2,9 @@
 //! kick bits, warnings, irq time): observations, not part of the embedding.
 
 use crate::hw;
-use crate::kernel::{CPUS, Kernel, NR, cpus};
+use crate::kernel::{CPUS, KICKS_SENT, Kernel, NR, cpus};
 use core::sync::atomic::Ordering::Relaxed;
+use nohz::platform::Clock;
 use nohz::{CpuId, NohzFlags, Policy, TsFlags, Warning};
 
 fn cpu<P: Policy>(k: &Kernel<P>, i: usize) -> CpuId<NR> {
@@ -50,6 +51,17 @@ pub fn idle_tickless<P: Policy>(k: &Kernel<P>, i: usize) -> (bool, bool) {
         && CPUS[i].stop_attempt_ran.load(Relaxed)
         && m.rq(c).idle_cpu();
     (tickless, in_idle_mask(k, i))
+}
+
+/// Whether CPU `i`'s periodic balance is due (`time_after_eq(jiffies, rq->next_balance)`).
+pub fn balance_due<P: Policy>(k: &Kernel<P>, i: usize) -> bool {
+    k.jiffies().is_after_eq(k.0.rq(cpu(k, i)).next_balance())
+}
+
+/// Every nohz kick IPI sent has been taken, and with it the ILB pass its `irq_exit` ran.
+pub fn no_kick_in_flight() -> bool {
+    let handled: u64 = cpus().map(|i| CPUS[i].kicks_handled.load(Relaxed)).sum();
+    KICKS_SENT.load(Relaxed) == handled
 }
 
 /// CPU `i`'s `tick_sched` idle-call count (the stop attempts so far).

@@ -6,9 +6,10 @@
 //!    a long task of its own: `find_new_ilb` only picks an idle housekeeping CPU, so with CPU
 //!    1 busy no CPU could run the idle balance for CPUs 2 and 3 under either policy.)
 //! 2. A burst of [`BURST`] tasks lands on CPU 0 (busy with the control task, housekeeping,
-//!    timekeeper). For [`BURST_TICKS`] of CPU 0's ticks, each tick counts the idle tickless
-//!    CPUs missing from `nohz.idle_cpus_mask`; at the last one the tasks still waiting on CPU
-//!    0 and those pulled onto CPUs 2 and 3 are counted. Then the burst is killed.
+//!    timekeeper), between ILB passes and with the balance of CPUs 2 and 3 due. For
+//!    [`BURST_TICKS`] of CPU 0's ticks, each tick counts the idle tickless CPUs missing from
+//!    `nohz.idle_cpus_mask`; at the last one the tasks still waiting on CPU 0 and those pulled
+//!    onto CPUs 2 and 3 are counted. Then the burst is killed.
 //! 3. CPU 1 goes offline, stays parked for [`PARK_TICKS`] of CPU 0's ticks, comes back, idles,
 //!    and must be kicked and start a task of a second burst (then that burst is killed).
 //! 4. Once quiet: no kick bit or busy csd left, the warnings, the counters.
@@ -115,7 +116,16 @@ pub fn step<P: Policy>(k: &Kernel<P>) {
                 let (tickless, in_mask) = checks::idle_tickless(k, i);
                 tickless && (i >= 2 || in_mask) && (i < 2 || CPUS[i].completed.load(Relaxed) > 0)
             });
-            if reached(settled) {
+            // The burst lands between ILB passes, with the balance of CPUs 2 and 3 due, so
+            // the first pass that sees it balances them before CPU 1 (the walk ends on the ILB
+            // CPU itself). A pass under way as it lands can visit CPU 2 before the tasks are
+            // there, then pull for CPU 1: with CPU 1 busy no idle housekeeping CPU is left to
+            // kick, and CPU 2 stays idle for the whole watch (1 boot in 5). Only this CPU's
+            // tick kicks, and interrupts are off here, so none starts until the burst is
+            // queued. (Not CPU 1's balance: under Legacy a pass renews it on every tick it
+            // falls due, and it comes last in the walk anyway.)
+            let quiet = checks::no_kick_in_flight() && (2..n).all(|i| checks::balance_due(k, i));
+            if reached(settled && quiet) {
                 BASE[0].store(pulled_23(), Relaxed);
                 SAMPLING.store(BURST_TICKS, Relaxed);
                 let burst = [task(FOREVER, 1, false, Kind::Work); BURST];
