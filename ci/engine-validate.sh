@@ -4,8 +4,9 @@
 # (nohz-stress --validate-model, on the counting build), back to back, with the model's t_x
 # set to half the bench's median round trip of a line between the two cores (what a transfer
 # cost on this host meanwhile). Prints each variant's ns per pair and each target's ratio,
-# measured and predicted, and fails if a prediction is more than 25 % off. A timing check of
-# a shared host: run it by hand, not in CI.
+# measured and predicted, and fails if a prediction is more than 25 % off. Then the model's
+# calibration patterns (one line, two lines incremented by both cores; T1's rmw lines) beside
+# the bench, with no bound. A timing check of a shared host: run it by hand, not in CI.
 #
 #   usage: ci/engine-validate.sh [bench output file to reuse]
 set -euo pipefail
@@ -50,6 +51,13 @@ for target, a, b, r in ratios:
     q = m / float(r)
     bad += abs(q - 1) > 0.25
     print(f"{target:<8}{a + '/' + b:<24}{float(r):>10.3f}{m:>8.3f}{q:>16.2f}{'' if abs(q - 1) <= 0.25 else '  off by more than 25 %'}")
+# The calibration patterns (T1's rmw lines): informational, no bound.
+cal = dict(re.findall(r"^\s*transfer T1 rmw-(\d)line-tight ns=([\d.]+)", bench, re.M))
+if cal:
+    print(f"\n{'calibration':<14}{'measured ns':>12}{'model ns':>10}{'model/measured':>16}  (no bound)")
+    for n, name in [("1", "rmw-1line"), ("2", "rmw-2lines")]:
+        if n in cal and name in pred:
+            print(f"{name:<14}{float(cal[n]):>12.1f}{pred[name]:>10.1f}{pred[name] / float(cal[n]):>16.2f}")
 print(f"\n{bad} prediction(s) off by more than 25 %")
 sys.exit(1 if bad else 0)
 PY

@@ -9,11 +9,12 @@
 //! ratio to `Legacy` follows the `Scalable` row as an indented `floor` line, so a run shows
 //! whether the `Scalable` bound was reachable under that run's conditions at all. A fifth, a
 //! [`PingPong`] round trip, measures what moving one line between the two CPUs cost meanwhile
-//! (the indented `transfer` line).
+//! (the indented `transfer` line). Two more, [`RmwLines`] of one and of two lines, time the
+//! cost model's calibration patterns in the same interleaving (`transfer ... rmw-` lines).
 
 use crate::common::Rig;
 use crate::report::Target;
-use crate::transfer::{self, PingPong};
+use crate::transfer::{self, PingPong, RmwLines};
 use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, t3, timed_pairs};
 use nohz::{Patched, Scalable};
 use nohz_stress::measure::Churn;
@@ -28,12 +29,16 @@ pub fn run(round: &Round<'_>, t: &Target) {
     let patched = Arc::new(Rig::<Patched>::new());
     let scalable = Arc::new(Rig::<Scalable>::new());
     let line = Arc::new(PingPong::default());
-    let jobs: [Arc<dyn Churn>; 5] = [
+    let rmw1 = Arc::new(RmwLines::<1>::default());
+    let rmw2 = Arc::new(RmwLines::<2>::default());
+    let jobs: [Arc<dyn Churn>; 7] = [
         pairs_on_cpu1(&patched),
         pairs_on_cpu1(&scalable),
         pairs_on_cpu1(legacy),
         t3::mask_pairs_on_cpu1(&scalable),
         line.job(),
+        rmw1.job(),
+        rmw2.job(),
     ];
     for pacing in t.pacings() {
         let r = s.interleave_contended(&jobs, |v| match v {
@@ -41,7 +46,9 @@ pub fn run(round: &Round<'_>, t: &Target) {
             1 => timed_pairs(s, &scalable, pacing),
             2 => timed_pairs(s, legacy, pacing),
             3 => s.timed(BATCH_PAIRS, pacing, || t3::mask_pair(&scalable, 0)),
-            _ => s.timed(BATCH_PAIRS, pacing, || line.round_trip()),
+            4 => s.timed(BATCH_PAIRS, pacing, || line.round_trip()),
+            5 => s.timed(BATCH_PAIRS, pacing, || rmw1.round()),
+            _ => s.timed(BATCH_PAIRS, pacing, || rmw2.round()),
         });
         let lost = Some(s.lost());
         let floor = r.pair(3, 2);
@@ -50,5 +57,7 @@ pub fn run(round: &Round<'_>, t: &Target) {
             row.print_as(&r.pair(v, 2), floor, pacing, pacing != t.primary, lost);
         }
         transfer::print(patched_row.target, patched_row.name, pacing, &r.kept[4]);
+        transfer::print_rmw(patched_row.target, 1, pacing, &r.kept[5]);
+        transfer::print_rmw(patched_row.target, 2, pacing, &r.kept[6]);
     }
 }

@@ -1,5 +1,7 @@
 //! The `transfer` lines of T1, T3 and T4: one more variant in a target's interleaving hands a
-//! line back and forth between the two threads and reports the median round trip in ns.
+//! line back and forth between the two threads and reports the median round trip in ns. T1
+//! also times [`RmwLines`], the cost model's calibration patterns (`ci/engine-validate.sh`
+//! sets them beside the model's predictions).
 //!
 //! What a contended line costs depends on where the host has put the two vCPUs, which it
 //! changes every few seconds (round trips of about 70, 100 and 400 ns on the 2-core host); the
@@ -50,6 +52,53 @@ impl Churn for PingPong {
 /// trip of `kept`, the [`PingPong`] runs of one interleaving, in ns.
 pub fn print(target: &str, label: &str, pacing: Pacing, kept: &[f64]) {
     let head = format!("transfer {target} {label}-round-trip-{}", pacing.name());
+    let value = median(kept);
+    let shown = value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.1}"));
+    println!("   {head} ns={shown} runs={}", kept.len());
+    record_info(head, value);
+}
+
+/// `L` lines that both threads increment in turn with locked RMWs (`fetch_add`), each thread
+/// all `L` per round. One line: a core can run several RMWs in a row before the other's
+/// request takes the line away. Two or more: the lines tend to alternate between the cores on
+/// every access. What the host charges for each is what the cost model must predict for the
+/// same pattern.
+pub struct RmwLines<const L: usize>([CachePadded<AtomicU64>; L]);
+
+impl<const L: usize> Default for RmwLines<L> {
+    fn default() -> Self {
+        RmwLines(std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))))
+    }
+}
+
+impl<const L: usize> RmwLines<L> {
+    /// One round: an RMW on each line, in order.
+    #[inline(always)]
+    pub fn round(&self) {
+        for line in &self.0 {
+            line.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The antagonist's side, as a job.
+    pub fn job(self: &Arc<Self>) -> Arc<dyn Churn> {
+        Arc::clone(self) as Arc<dyn Churn>
+    }
+}
+
+impl<const L: usize> Churn for RmwLines<L> {
+    /// Rounds until stopped, with no pause between them.
+    fn churn_until(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            self.round();
+        }
+    }
+}
+
+/// Prints the indented `transfer <target> rmw-<L>line-<pacing>` line: the median round of
+/// `kept`, the [`RmwLines`] runs of one interleaving, in ns.
+pub fn print_rmw(target: &str, lines: usize, pacing: Pacing, kept: &[f64]) {
+    let head = format!("transfer {target} rmw-{lines}line-{}", pacing.name());
     let value = median(kept);
     let shown = value.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.1}"));
     println!("   {head} ns={shown} runs={}", kept.len());

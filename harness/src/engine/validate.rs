@@ -9,6 +9,11 @@
 //! access), and a pair's time is its accesses' (waiting included) plus a little noise
 //! (`PAIR_JITTER_NS`). `ci/engine-validate.sh` runs the bench and this back to back and
 //! compares them.
+//!
+//! Two calibration patterns ride along, with no crate code in them: both CPUs incrementing
+//! one line, and two lines in turn (`rmw-1line`, `rmw-2lines`, per round of RMWs; the bench's
+//! T1 times the same). They show how the model's transfer and hold rules alone compare with
+//! the host, apart from what the crate's pairs add.
 
 use super::cost::CostParams;
 
@@ -66,6 +71,14 @@ pub fn predict(params: CostParams) -> Vec<Prediction> {
             name: "sticky-quiet",
             ns: pairs::<Sticky>(params, false),
         },
+        Prediction {
+            name: "rmw-1line",
+            ns: rmw_rounds::<1>(params),
+        },
+        Prediction {
+            name: "rmw-2lines",
+            ns: rmw_rounds::<2>(params),
+        },
     ]
 }
 
@@ -111,6 +124,19 @@ fn mask_pairs(params: CostParams) -> f64 {
         mask.set(cpus[i]);
         nohz::sync::NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
         mask.clear(cpus[i]);
+    })
+}
+
+/// A calibration round: both CPUs increment `L` lines in turn, one locked RMW each.
+#[cfg(nohz_linecount)]
+fn rmw_rounds<const L: usize>(params: CostParams) -> f64 {
+    use nohz::sync::{Ordering::SeqCst, linecount::AtomicU64};
+    let lines: [nohz::CachePadded<AtomicU64>; L] =
+        std::array::from_fn(|_| nohz::CachePadded::new(AtomicU64::new(0)));
+    alternate(params, true, |_| {
+        for line in &lines {
+            line.fetch_add(1, SeqCst);
+        }
     })
 }
 
@@ -249,5 +275,8 @@ mod tests {
         // Patched's blind stores are one more contended line than Scalable's pair.
         assert!(ns("patched") > ns("scalable") + 50.0);
         assert!(ns("legacy") >= ns("patched"));
+        // Two lines in turn cost a transfer per RMW; one line, no more than that.
+        assert!(ns("rmw-2lines") > 2.0 * 60.0);
+        assert!(ns("rmw-1line") <= ns("rmw-2lines") / 2.0);
     }
 }
