@@ -236,6 +236,9 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// the CPU's active bit (`set_cpu_active(cpu, false)`), waits for a grace period
     /// (`synchronize_rcu`) and rebuilds the domains without the CPU (`cpuset_cpu_inactive`).
     ///
+    /// Interrupts stay on: the CPU's own tick may run in the middle of it, and its
+    /// `nohz_balance_exit_idle` and this call's take the CPU out once between them.
+    ///
     /// After it returns the CPU is never in the idle mask again until
     /// [`sched_cpu_activate`](Self::sched_cpu_activate), and no kicker sends it a nohz kick: the CPU's own
     /// idle loop, which may run during the wait, finds it inactive and does not register.

@@ -96,7 +96,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if !rq.nohz_tick_stopped() {
             return;
         }
-        rq.set_nohz_tick_stopped(false);
+        // The C stores 0 here. A swap instead: the hotplug thread calls this with interrupts
+        // on, and a tick of this CPU landing between a load and a store would run this too;
+        // both would clear the bit and, under Legacy, take nohz.nr_cpus one below the mask
+        // for good (the C has the same window). The common path above stays a plain load.
+        if !rq.take_nohz_tick_stopped() {
+            return;
+        }
         // No barrier: consumers re-check idle_cpu() (O5).
         self.nohz.idle_cpus_mask.clear_cpu(rq, cpu);
         // Before seed 000: the counter beside the mask.

@@ -487,6 +487,16 @@ impl Rq {
         plat.raise_sched_softirq(cpu);
     }
 
+    /// Takes `rq->nohz_tick_stopped` (leaves it false): whether it was set. One swap, where the
+    /// C has a load and a store, because
+    /// [`sched_cpu_deactivate`](crate::Machine::sched_cpu_deactivate) runs
+    /// `nohz_balance_exit_idle` with interrupts on, and this CPU's first busy tick runs it too:
+    /// a tick between the load and the store would take the CPU out twice.
+    #[inline]
+    pub(crate) fn take_nohz_tick_stopped(&self) -> bool {
+        self.nohz.nohz_tick_stopped.swap(false, Relaxed)
+    }
+
     /// Consumes this CPU's `SCHED_SOFTIRQ` pending bit, on its own CPU (`__do_softirq` clears
     /// the pending bits before it runs the handlers): whether it was set.
     #[inline]

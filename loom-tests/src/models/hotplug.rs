@@ -139,3 +139,57 @@ pub fn deactivate_against_idle_entry_and_kicks<P: Policy>(grace: GracePeriod) ->
         cases.hit(CASES[usize::from(!kicked)]);
     })
 }
+
+/// The outcomes [`deactivate_against_own_tick`] must reach.
+pub const TICK_CASES: &[&str] = &[
+    "CPU 2's tick came while it was still active",
+    "CPU 2's tick came after it went inactive",
+];
+
+/// Main = CPU 2's hotplug thread running `sched_cpu_deactivate` (process context, interrupts
+/// on); spawned = CPU 2's own tick, which interrupts it: the first busy tick after idle, whose
+/// `nohz_balancer_kick` calls `nohz_balance_exit_idle` too. CPU 2 was registered idle before
+/// its hotplug thread woke. The two threads stand for one CPU and its interrupt, so loom's
+/// interleavings are a superset of the real ones (the tick runs whole, between two of the
+/// hotplug thread's instructions). Exactly one of the two exits takes CPU 2 out: the mask bit
+/// is clear and, under `Legacy`, `nohz.nr_cpus` went down once, not twice (a second
+/// decrement leaves the counter one short, and once CPU 2 is back and idle every busy tick
+/// reads "nobody tickless" with CPU 2 in the mask).
+pub fn deactivate_against_own_tick<P: Policy>() -> crate::Explored {
+    crate::model_cases(TICK_CASES, move |cases| {
+        let (m, p, nr) = World::<P, 3>::shared();
+        let [c0, c1, c2] = [0, 1, 2].map(|i| nr.cpu(i).unwrap());
+        set_busy(m.rq(c0), 2);
+        set_busy(m.rq(c1), 1);
+        // CPU 1 idle and registered too, so that the counter has something to be off from.
+        set_idle(m.rq(c1));
+        m.nohz_balance_enter_idle(c1, &*p);
+        m.nohz_balance_enter_idle(c2, &*p);
+        // CPU 2's hotplug thread is running: CPU 2 is busy, still registered.
+        set_busy(m.rq(c2), 1);
+
+        let tick = {
+            let (m, p) = (m.clone(), p.clone());
+            thread::spawn(move || {
+                let active = m.cpu_active(c2);
+                m.nohz_balancer_kick(c2, &*p);
+                active
+            })
+        };
+        m.sched_cpu_deactivate(c2, &*p).unwrap();
+        let active_at_tick = tick.join().unwrap();
+        assert!(
+            !m.nohz_idle_test(c2),
+            "hotplug: CPU 2 is in the idle mask after its deactivation and its tick"
+        );
+        assert!(m.nohz_idle_test(c1), "hotplug: CPU 1 left the idle mask");
+        if P::NR_CPUS_COUNTER {
+            assert_eq!(
+                m.nohz().nr_cpus(),
+                1,
+                "hotplug: nohz.nr_cpus counts CPU 1 alone after CPU 2's deactivation and tick"
+            );
+        }
+        cases.hit(TICK_CASES[usize::from(!active_at_tick)]);
+    })
+}
