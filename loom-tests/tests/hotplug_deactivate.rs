@@ -4,9 +4,7 @@
 //! `loom_tests::models::hotplug`.
 #![cfg(nohz_loom)]
 
-use loom_tests::models::hotplug::{
-    GracePeriod, deactivate_against_idle_entry_and_kicks, deactivate_against_own_tick,
-};
+use loom_tests::models::hotplug::{GracePeriod, deactivate_against_idle_entry_and_kicks};
 use nohz::{Legacy, Patched, Scalable};
 
 #[test]
@@ -34,16 +32,4 @@ fn scalable_deactivated_cpu_is_never_registered_nor_kicked() {
 #[should_panic(expected = "hotplug: a kick sent to CPU 2 after its deactivation returned")]
 fn a_grace_period_that_does_not_wait_fails() {
     deactivate_against_idle_entry_and_kicks::<Patched>(GracePeriod::ReturnsAtOnce);
-}
-
-/// CPU 2's own tick, interrupting its hotplug thread inside `nohz_balance_exit_idle`: one exit
-/// takes CPU 2 out, not both (under `Legacy`, `nohz.nr_cpus` goes down once).
-#[test]
-fn legacy_deactivation_and_its_own_tick_leave_the_counter_right() {
-    deactivate_against_own_tick::<Legacy>().assert_all_reached();
-}
-
-#[test]
-fn patched_deactivation_and_its_own_tick_leave_the_mask_right() {
-    deactivate_against_own_tick::<Patched>().assert_all_reached();
 }

@@ -84,24 +84,35 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     }
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts
-    /// as busy in its LLC. Does nothing unless it was registered.
+    /// as busy in its LLC. Does nothing unless it was registered. `from` says which of the
+    /// kernel's two callers runs it (see [`ExitFrom`]).
     pub fn nohz_balance_exit_idle<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
+        from: ExitFrom,
         plat: &Pl,
     ) {
         cpus.check_on_cpu(cpu, plat.this_cpu());
         let rq = self.rq(cpu);
-        if !rq.nohz_tick_stopped() {
-            return;
-        }
-        // The C stores 0 here. A swap instead: the hotplug thread calls this with interrupts
-        // on, and a tick of this CPU landing between a load and a store would run this too;
-        // both would clear the bit and, under Legacy, take nohz.nr_cpus one below the mask
-        // for good (the C has the same window). The common path above stays a plain load.
-        if !rq.take_nohz_tick_stopped() {
-            return;
+        match from {
+            ExitFrom::Tick => {
+                if !rq.nohz_tick_stopped() {
+                    return;
+                }
+                rq.set_nohz_tick_stopped(false);
+            }
+            // The C makes the same load and store here. But the hotplug thread runs with
+            // interrupts on, and this CPU's tick, landing between the two, would take the CPU
+            // out too: under Legacy, nohz.nr_cpus one below the mask for good (the C has the
+            // same window). One swap, which no interrupt splits: a tick before it finds the
+            // CPU registered and takes it out itself, a tick after it finds it gone. The tick
+            // runs whole, so its own path keeps the plain load and store.
+            ExitFrom::HotplugThread => {
+                if !rq.take_nohz_tick_stopped() {
+                    return;
+                }
+            }
         }
         // No barrier: consumers re-check idle_cpu() (O5).
         self.nohz.idle_cpus_mask.clear_cpu(rq, cpu);
@@ -137,4 +148,15 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         sd.set_nohz_idle(false);
         busy.fetch_add(1, Relaxed);
     }
+}
+
+/// Which of the kernel's two callers runs [`Fair::nohz_balance_exit_idle`] on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExitFrom {
+    /// Its first busy tick (`nohz_balancer_kick`), interrupts off: nothing else runs on the
+    /// CPU in the middle.
+    Tick,
+    /// Its hotplug thread (`sched_cpu_deactivate`), interrupts on: the tick may run in the
+    /// middle and exit too.
+    HotplugThread,
 }

@@ -13,6 +13,7 @@
 use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
+use crate::fair::ExitFrom;
 use crate::fair::hooks::{IdleCpus, NohzLine};
 use crate::fair::out_of_line;
 use crate::fair::rq::NohzFlags;
@@ -131,7 +132,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                     return KickDecision::IdleTick;
                 }
                 // The first busy tick after idle takes this CPU out of the mask.
-                self.nohz_balance_exit_idle(cpus, cpu, plat);
+                self.nohz_balance_exit_idle(cpus, cpu, ExitFrom::Tick, plat);
                 // Before seed 000: nobody tickless, read first, before any time check.
                 if !P::TIME_CHECKS_FIRST && line.nr_cpus.load(Relaxed) == 0 {
                     return KickDecision::NobodyTickless;

@@ -43,6 +43,7 @@ mod topology;
 #[cfg(feature = "testing")]
 pub use balance::IlbPass;
 pub use balance::SCHED_MIGRATION_COST_NS;
+pub(crate) use idle::ExitFrom;
 pub use kick::{KickDecision, KickOutcome};
 
 use crate::beyond::kick_deadline::KickDeadline;

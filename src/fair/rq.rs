@@ -488,10 +488,9 @@ impl Rq {
     }
 
     /// Takes `rq->nohz_tick_stopped` (leaves it false): whether it was set. One swap, where the
-    /// C has a load and a store, because
-    /// [`sched_cpu_deactivate`](crate::Machine::sched_cpu_deactivate) runs
-    /// `nohz_balance_exit_idle` with interrupts on, and this CPU's first busy tick runs it too:
-    /// a tick between the load and the store would take the CPU out twice.
+    /// C has a load and a store, for `nohz_balance_exit_idle` on the hotplug thread
+    /// ([`sched_cpu_deactivate`](crate::Machine::sched_cpu_deactivate), interrupts on), which
+    /// this CPU's tick may interrupt and exit too.
     #[inline]
     pub(crate) fn take_nohz_tick_stopped(&self) -> bool {
         self.nohz.nohz_tick_stopped.swap(false, Relaxed)

@@ -18,7 +18,7 @@ pub use plant::{
 use crate::cpu::CpuId;
 use crate::cpumask::CpuMask;
 use crate::fair::rq::NohzFlags;
-use crate::fair::{IlbPass, KickDecision, KickOutcome, Nohz};
+use crate::fair::{ExitFrom, IlbPass, KickDecision, KickOutcome, Nohz};
 use crate::irqtime::IrqContext;
 use crate::machine::Machine;
 use crate::platform::{MaySleep, Platform, TickPlatform};
@@ -63,7 +63,8 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     #[inline(always)]
     pub fn nohz_balance_exit_idle<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
-        self.fair.nohz_balance_exit_idle(&self.cpus, cpu, plat)
+        self.fair
+            .nohz_balance_exit_idle(&self.cpus, cpu, ExitFrom::Tick, plat)
     }
 
     #[inline(always)]

@@ -7,6 +7,7 @@
 //! (`--cfg nohz_probe`).
 
 use crate::cpu::CpuId;
+use crate::fair::ExitFrom;
 use crate::fair::rq::Rq;
 use crate::machine::Machine;
 use crate::platform::Platform;
@@ -41,7 +42,8 @@ pub fn sched_cpu_deactivate_old_order<
     {
         return Err(HotplugError::LastActiveCpu { cpu: index });
     }
-    m.fair.nohz_balance_exit_idle(&m.cpus, cpu, plat);
+    m.fair
+        .nohz_balance_exit_idle(&m.cpus, cpu, ExitFrom::HotplugThread, plat);
     plat.synchronize_rcu();
     m.cpus.set_active(cpu, false);
     m.fair.publish_topology(&m.cpus, m.cpus.nr_cpu_ids(), plat);

@@ -30,7 +30,7 @@
 
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
-use crate::fair::Fair;
+use crate::fair::{ExitFrom, Fair};
 use crate::platform::Platform;
 use crate::policy::Policy;
 use core::fmt;
@@ -97,8 +97,8 @@ pub(crate) fn deactivate<P: Policy, Pl: Platform<N>, const N: usize, const W: us
     cpu: CpuId<N>,
     plat: &Pl,
 ) {
-    // 1. Out of the mask: nohz_balance_exit_idle(rq).
-    fair.nohz_balance_exit_idle(cpus, cpu, plat);
+    // 1. Out of the mask: nohz_balance_exit_idle(rq), from the hotplug thread.
+    fair.nohz_balance_exit_idle(cpus, cpu, ExitFrom::HotplugThread, plat);
     // 2. set_cpu_active(cpu, false): from here the CPU's own idle entry refuses it, so the
     //    wait below cannot end with it registered again.
     cpus.set_active(cpu, false);

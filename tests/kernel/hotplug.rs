@@ -394,13 +394,47 @@ fn time_goes_on_when_the_timekeeper_dies<P: Policy>() {
     assert_eq!(w.now().since(before), 5, "CPU 1's tick caught jiffies up");
 }
 
+/// CPU 1's hotplug thread deactivates it, and CPU 1's first busy tick after idle, which
+/// interrupts the thread and runs whole, comes before or after the thread's exit from the
+/// idle mask. Either way one of the two takes CPU 1 out: the mask loses it and, under
+/// `Legacy`, `nohz.nr_cpus` goes down once (CPU 2 stays registered and counted). The
+/// thread's exit is one swap, so a tick cannot land inside it (a load and a store, as the C
+/// has, let a tick between them take the CPU out a second time: the unikernel's Legacy
+/// boot saw `nr_cpus` 0 with a CPU in the mask).
+fn the_deactivation_and_its_own_tick_take_the_cpu_out_once<P: Policy>() {
+    for tick_first in [true, false] {
+        let w = World::<P>::with_llcs(4, 4);
+        let (c1, c2) = (w.cpu(1), w.cpu(2));
+        for (i, c) in [(1, c1), (2, c2)] {
+            w.idle(i);
+            w.m.nohz_balance_enter_idle(c, &*w.p);
+        }
+        // CPU 1's hotplug thread runs.
+        w.busy(1, 1);
+        if tick_first {
+            w.m.nohz_balancer_kick(c1, &*w.p);
+        }
+        w.m.sched_cpu_deactivate(c1, &*w.p).unwrap();
+        if !tick_first {
+            w.m.nohz_balancer_kick(c1, &*w.p);
+        }
+        assert_eq!(w.mask(), [2], "tick first: {tick_first}");
+        if P::NR_CPUS_COUNTER {
+            assert_eq!(w.m.nohz().nr_cpus(), 1, "tick first: {tick_first}");
+        }
+    }
+}
+
 mod cycle {
     nohz_testing::for_each_policy!(
         an_offline_online_cycle_leaves_a_freshly_booted_cpu,
-        time_goes_on_when_the_timekeeper_dies
+        time_goes_on_when_the_timekeeper_dies,
+        the_deactivation_and_its_own_tick_take_the_cpu_out_once
     );
     use super::{
-        an_offline_online_cycle_leaves_a_freshly_booted_cpu, time_goes_on_when_the_timekeeper_dies,
+        an_offline_online_cycle_leaves_a_freshly_booted_cpu,
+        the_deactivation_and_its_own_tick_take_the_cpu_out_once,
+        time_goes_on_when_the_timekeeper_dies,
     };
 }
 

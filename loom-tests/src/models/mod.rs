@@ -13,7 +13,7 @@
 //! | [`seed001`] | seed 001: a NO_HZ_FULL CPU going idle becomes visible (O1/O2 on that path) | both O1/O2 fences |
 //! | [`o7`] | O7 (`Scalable`): read-before-write of the nohz flags on both nohz_balance_enter_idle paths | both O1/O2 fences, the `Scalable` repeat fence |
 //! | [`o8`] | O8: NEWILB against remote kicks and the csd handler | none: nothing is published through NEWILB |
-//! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker; against its own tick's `nohz_balance_exit_idle` (one exit takes the CPU out) | none: the crate's steps are `Relaxed`, the grace period is the platform's |
+//! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker | none: the crate's steps are `Relaxed`, the grace period is the platform's |
 //! | [`rebuild`] | `rebuild_sched_domains` (twice) against idle entry and exit: the LLC busy count matches `nohz_idle` | `sched.domains.publish`, `sched.domains.load` |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
 //! | [`sharded`] | `Sharded` (spec `sharded-idle.md` §2.7, L1-L8): S1, S2, O1/O2 over shard words, owner bits; L7 the rejected exact summary | `nohz.find_new_ilb.gc_fence`, both O1/O2 fences, and the code mutants of `nohz::sync::mutation::CodeMutant` |
