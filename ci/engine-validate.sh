@@ -8,10 +8,12 @@
 # calibration patterns (one line, two lines incremented by both cores; T1's rmw lines) beside
 # the bench, with no bound. A timing check of a shared host: run it by hand, not in CI.
 #
-#   usage: ci/engine-validate.sh [bench output file to reuse]
+#   usage: ci/engine-validate.sh [bench output file to reuse, or ""] [model flags...]
+#   e.g.   ci/engine-validate.sh "" --rmw-transfer-pct 125 --leave-pct 55
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench=${1:-}
+shift || true
 if [[ -z $bench ]]; then
     bench=$(mktemp)
     cargo bench --bench contention -- T1 T3 T8a 2>&1 | tee "$bench"
@@ -22,7 +24,7 @@ t_x=$(grep -oE 'round-trip-tight ns=[0-9.]+' "$bench" | sed 's/.*=//' | sort -g 
 echo "# t_x from the bench's round trips: $t_x ns"
 model=$(mktemp)
 RUSTFLAGS="--cfg nohz_linecount" cargo run --quiet --release --target-dir target/linecount \
-    -p nohz-stress -- --validate-model --t-local "$t_x" | tee "$model"
+    -p nohz-stress -- --validate-model --t-local "$t_x" "$@" | tee "$model"
 python3 - "$bench" "$model" <<'PY'
 import re, sys
 bench, model = open(sys.argv[1]).read(), open(sys.argv[2]).read()

@@ -197,6 +197,16 @@ struct Cli {
     #[arg(long, default_value_t = 200, value_name = "NS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     t_remote: u64,
 
+    /// The cost model's transfer for a locked RMW, in per cent of `t_x` (counting build). The
+    /// calibration patterns of `ci/engine-validate.sh` put it near 125 on this host.
+    #[arg(long, default_value_t = 100, value_name = "PCT", value_parser = clap::value_parser!(u64).range(50..=400))]
+    rmw_transfer_pct: u64,
+
+    /// When a request for a line reaches the core that has it, in per cent of `t_x` after the
+    /// transfer starts (counting build); that core keeps using the line until then.
+    #[arg(long, default_value_t = 50, value_name = "PCT", value_parser = clap::value_parser!(u64).range(0..=100))]
+    leave_pct: u64,
+
     /// `--engine virtual`, counting build: where the cost model puts the plain irq-time flag
     /// that `legacy` and `seed000` read (`sched_clock_irqtime` before seed 003). Default: `own-line` for `churn` (seed 000's
     /// machine, which names no irq-time cost: its kernels then differ by seed 000 alone),
@@ -736,6 +746,8 @@ fn cost_params(cli: &Cli) -> engine::cost::CostParams {
     engine::cost::CostParams {
         t_local: cli.t_local,
         t_remote: cli.t_remote,
+        rmw_transfer_pct: cli.rmw_transfer_pct,
+        leave_pct: cli.leave_pct,
         ..Default::default()
     }
 }
@@ -750,8 +762,15 @@ fn validate_model(params: engine::cost::CostParams) -> ExitCode {
     }
     println!(
         "# cost model: t_x {} ns within a socket, {} across, the line held {} % of it; hits {} ns \
-         (a load or store), {} ns (a locked RMW)",
-        params.t_local, params.t_remote, params.occupancy_pct, params.t_hit, params.t_rmw
+         (a load or store), {} ns (a locked RMW); an RMW's transfer {} % of t_x; the request \
+         reaches the holder at {} %",
+        params.t_local,
+        params.t_remote,
+        params.occupancy_pct,
+        params.t_hit,
+        params.t_rmw,
+        params.rmw_transfer_pct,
+        params.leave_pct
     );
     for p in engine::validate::predict(params) {
         println!("model {} {:.2} ns", p.name, p.ns);

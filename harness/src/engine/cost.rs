@@ -17,7 +17,8 @@
 //!   no core owns is served by the shared cache, in parallel with other such reads: 480 CPUs
 //!   reading a flag nobody writes pay one `t_x` each, not 480 in a row.
 //! - The core a transfer takes the line from keeps using it until the request reaches it,
-//!   half a transfer after it was sent.
+//!   half a transfer after it was sent ([`CostParams::leave_pct`]). A transfer for a locked
+//!   RMW may cost more than one for a load or store ([`CostParams::rmw_transfer_pct`]).
 //! - Events run one at a time, each to its end, while its CPU's clock runs on through its
 //!   accesses: a transfer an earlier-run event reserved later in time does not hold up an
 //!   access that comes before it (it takes the gap before), and the holders are updated in
@@ -60,6 +61,15 @@ pub struct CostParams {
     /// next request's. 100 would serialize whole transfers (two cores trading a line would
     /// each wait out the other's transfer on every pair: twice what the bench measures).
     pub occupancy_pct: u64,
+    /// What a transfer for a locked RMW costs, in per cent of `t_x` (100 by default: the
+    /// same). The calibration patterns (`ci/engine-validate.sh`) put it near 125 on this host:
+    /// a locked RMW that takes a line from the other core costs more than the load/store round
+    /// trip `t_x` is measured from.
+    pub rmw_transfer_pct: u64,
+    /// When a request reaches the core the line is taken from, in per cent of `t_x` after the
+    /// transfer starts (50 by default: half a transfer); until then that core keeps using the
+    /// line. Longer lets a core run more accesses on a line it is about to lose.
+    pub leave_pct: u64,
     /// Where the plain irq-time flag sits, which the kernels before seed 003 (`Legacy`,
     /// `Seed000`) read; the others read a static key instead.
     pub flag_line: FlagLine,
@@ -73,6 +83,8 @@ impl Default for CostParams {
             t_hit: 0,
             t_rmw: 6,
             occupancy_pct: 25,
+            rmw_transfer_pct: 100,
+            leave_pct: 50,
             flag_line: FlagLine::Nohz,
         }
     }
@@ -175,7 +187,7 @@ struct LineSt {
     /// Its transfers not yet over, as `(start, end)` in time order.
     busy: Vec<(u64, u64)>,
     /// The owner the last transfer took it from, and until when that core still has it: the
-    /// request reaches it half a transfer after it was sent.
+    /// request reaches it [`CostParams::leave_pct`] of a transfer after it was sent.
     leaving: Option<(usize, u64)>,
     /// Hits on the line while it was busy, which an event run later may yet turn into misses
     /// (see [`Model::steal`]): `(time, cpu, kernel function, locked RMW, write)`.
@@ -366,6 +378,12 @@ impl Model {
             let remote =
                 !holders.is_empty() && holders.iter().all(|&h| h != cpu && self.socket[h] != mine);
             let tx = if remote { p.t_remote } else { p.t_local };
+            let tx = if rmw {
+                tx * p.rmw_transfer_pct / 100
+            } else {
+                tx
+            };
+            let reaches = tx * p.leave_pct / 100;
             if !write && st.owner.is_none() {
                 // A read of a line no core owns: the shared cache serves it, in parallel with
                 // other such reads; only a transfer from or to an owner takes the line.
@@ -383,13 +401,13 @@ impl Model {
             let start = reserve(&mut st.busy, t, occupy);
             st.set_taken(cpu, start);
             if let Some(o) = st.owner.filter(|&o| o != cpu) {
-                st.leaving = Some((o, start + tx / 2));
+                st.leaving = Some((o, start + reaches));
             }
             self.wait_ns += start - t;
             self.last_wait = start - t;
             self.transfers += 1;
             self.remote_transfers += u64::from(remote);
-            self.steal(line, cpu, write, start + tx / 2);
+            self.steal(line, cpu, write, start + reaches);
             let st = self.lines.get_mut(&line).expect("the line is there");
             if write {
                 st.owner = Some(cpu);

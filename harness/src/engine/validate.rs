@@ -149,6 +149,10 @@ fn alternate(params: CostParams, contended: bool, one: impl Fn(usize) + Sync) ->
     use lockstep::{State, observer};
     use nohz::sync::linecount;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    // The lockstep state is one per process: two predictions at once (tests run in parallel)
+    // would share it.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     *lockstep::lock() = Some(State::new(params, contended));
     let stop = AtomicBool::new(false);
     let per_pair = std::thread::scope(|s| {
@@ -278,5 +282,24 @@ mod tests {
         // Two lines in turn cost a transfer per RMW; one line, no more than that.
         assert!(ns("rmw-2lines") > 2.0 * 60.0);
         assert!(ns("rmw-1line") <= ns("rmw-2lines") / 2.0);
+    }
+
+    #[test]
+    fn a_dearer_rmw_transfer_and_a_later_request_move_the_calibration_patterns() {
+        let ns = |p: &[Prediction], name: &str| p.iter().find(|x| x.name == name).unwrap().ns;
+        let base = predict(CostParams::default());
+        // A locked RMW's transfer at 125 % of t_x: two lines in turn cost that much more.
+        let dear = predict(CostParams {
+            rmw_transfer_pct: 125,
+            ..CostParams::default()
+        });
+        assert!(ns(&dear, "rmw-2lines") > 1.15 * ns(&base, "rmw-2lines"));
+        assert!(ns(&dear, "legacy") > ns(&base, "legacy"));
+        // A request that reaches the holder later lets it run more RMWs on one line first.
+        let late = predict(CostParams {
+            leave_pct: 75,
+            ..CostParams::default()
+        });
+        assert!(ns(&late, "rmw-1line") < ns(&base, "rmw-1line"));
     }
 }
