@@ -208,9 +208,9 @@ struct Cli {
     leave_pct: u64,
 
     /// `--engine virtual`, counting build: where the cost model puts the plain irq-time flag
-    /// that `legacy` and `seed000` read (`sched_clock_irqtime` before seed 003). Default: `own-line` for `churn` (seed 000's
-    /// machine, which names no irq-time cost: its kernels then differ by seed 000 alone),
-    /// `nohz-line` for the others (seed 003's x86 build).
+    /// that `legacy` and `seed000` read (`sched_clock_irqtime` before seed 003). Default:
+    /// `own-line` for `churn` (seed 000's machine, which names no irq-time cost: its kernels
+    /// then differ by seed 000 alone), `nohz-line` for the others (seed 003's x86 build).
     #[arg(long, value_enum, value_name = "WHERE")]
     irqtime_flag: Option<FlagLineArg>,
 

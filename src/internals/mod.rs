@@ -27,8 +27,8 @@ use crate::policy::Policy;
 #[doc(hidden)]
 impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// The counting build only: the address of the plain `sched_clock_irqtime` flag of the
-    /// kernels before seed 003 (`Legacy`, `Seed000`), which sits in the `nohz` line, for a rig that models a layout where it does not
-    /// (`linecount::set_apart`).
+    /// kernels before seed 003 (`Legacy`, `Seed000`), which sits in the `nohz` line, for a rig
+    /// that models a layout where it does not (`linecount::set_apart`).
     #[cfg(all(nohz_linecount, not(nohz_loom)))]
     pub fn legacy_irqtime_addr(&self) -> usize {
         crate::sync::linecount::addr_of(&self.fair.nohz().scalars.legacy_irqtime)

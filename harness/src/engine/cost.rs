@@ -90,9 +90,23 @@ impl Default for CostParams {
     }
 }
 
+impl CostParams {
+    /// What one transfer of a line costs: `t_x` within a socket or across, and for a locked
+    /// RMW [`rmw_transfer_pct`](Self::rmw_transfer_pct) of it.
+    fn transfer_ns(&self, remote: bool, rmw: bool) -> u64 {
+        let tx = if remote { self.t_remote } else { self.t_local };
+        if rmw {
+            tx * self.rmw_transfer_pct / 100
+        } else {
+            tx
+        }
+    }
+}
+
 /// Where the plain irq-time flag (`int sched_clock_irqtime`, which `Legacy` and `Seed000` read
-/// before seed 003 made it a static key) sits. The code does not decide it; the kernel build's link order does. Seed
-/// 003 found it in the `nohz` line of an x86 build; another build puts it elsewhere.
+/// before seed 003 made it a static key) sits. The code does not decide it; the kernel build's
+/// link order does. Seed 003 found it in the `nohz` line of an x86 build; another build puts it
+/// elsewhere.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub enum FlagLine {
     /// In the `nohz` line, as in the x86 build seed 003 profiled (the crate's own layout):
@@ -377,12 +391,7 @@ impl Model {
             };
             let remote =
                 !holders.is_empty() && holders.iter().all(|&h| h != cpu && self.socket[h] != mine);
-            let tx = if remote { p.t_remote } else { p.t_local };
-            let tx = if rmw {
-                tx * p.rmw_transfer_pct / 100
-            } else {
-                tx
-            };
+            let tx = p.transfer_ns(remote, rmw);
             let reaches = tx * p.leave_pct / 100;
             if !write && st.owner.is_none() {
                 // A read of a line no core owns: the shared cache serves it, in parallel with
@@ -471,7 +480,7 @@ impl Model {
         });
         for h in victims {
             let remote = self.socket[h.cpu] != self.socket[by];
-            let tx = if remote { p.t_remote } else { p.t_local };
+            let tx = p.transfer_ns(remote, h.rmw);
             let occupy = (tx * p.occupancy_pct / 100).max(1);
             let st = self.lines.get_mut(&line).expect("the line is there");
             let start = reserve(&mut st.busy, h.at, occupy);
