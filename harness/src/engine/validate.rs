@@ -149,10 +149,7 @@ fn alternate(params: CostParams, contended: bool, one: impl Fn(usize) + Sync) ->
     use lockstep::{State, observer};
     use nohz::sync::linecount;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    // The lockstep state is one per process: two predictions at once (tests run in parallel)
-    // would share it.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = lockstep::one_at_a_time();
     *lockstep::lock() = Some(State::new(params, contended));
     let stop = AtomicBool::new(false);
     let per_pair = std::thread::scope(|s| {
@@ -196,11 +193,18 @@ mod lockstep {
     use nohz::sync::linecount::Access;
     use std::sync::{Condvar, Mutex, MutexGuard};
 
-    /// The model, each CPU's clock, and which CPUs still run.
+    /// The model, each CPU's clock, which CPUs still run, and which one holds the turn.
     pub struct State {
         model: Model,
         clock: [u64; 2],
         running: [bool; 2],
+        /// The CPU whose last modelled access may not have run yet: the observer runs before
+        /// the atomic operation, so the CPU keeps the turn until it next calls in (its next
+        /// access, `advance` or `finish`), and the operations run in the model's order. Without
+        /// it the other CPU's next access could run first, read what the model says it cannot
+        /// have seen yet, and take another path (Scalable's reads before its writes): the
+        /// prediction then moved from run to run.
+        holder: Option<usize>,
     }
 
     impl State {
@@ -209,17 +213,34 @@ mod lockstep {
                 model: Model::new(params, vec![0, 0]),
                 clock: [0; 2],
                 running: [true, contended],
+                holder: None,
             }
         }
 
         fn my_turn(&self, cpu: usize) -> bool {
             let other = 1 - cpu;
-            !self.running[other] || (self.clock[cpu], cpu) < (self.clock[other], other)
+            self.holder != Some(other)
+                && (!self.running[other] || (self.clock[cpu], cpu) < (self.clock[other], other))
+        }
+
+        /// CPU `cpu` calls in: its last access has run, and the other CPU, if it waits on
+        /// the turn, may go (the caller wakes it).
+        fn back(&mut self, cpu: usize) {
+            if self.holder == Some(cpu) {
+                self.holder = None;
+            }
         }
     }
 
     static STATE: Mutex<Option<State>> = Mutex::new(None);
     static TURN: Condvar = Condvar::new();
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    /// The lockstep state is one per process: held while a prediction runs, so that two at
+    /// once (tests run in parallel) do not share it.
+    pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+        ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
     pub fn lock() -> MutexGuard<'static, Option<State>> {
         STATE.lock().unwrap_or_else(|e| e.into_inner())
@@ -233,6 +254,7 @@ mod lockstep {
     /// CPU `cpu` spends `ns` on its own work.
     pub fn advance(cpu: usize, ns: u64) {
         if let Some(s) = lock().as_mut() {
+            s.back(cpu);
             s.clock[cpu] += ns;
         }
         TURN.notify_all();
@@ -241,14 +263,23 @@ mod lockstep {
     /// CPU `cpu` stops: the other runs on alone.
     pub fn finish(cpu: usize) {
         if let Some(s) = lock().as_mut() {
+            s.back(cpu);
             s.running[cpu] = false;
         }
         TURN.notify_all();
     }
 
-    /// The counting build's observer: waits for this access's turn, then models it.
+    /// The counting build's observer: waits for this access's turn, then models it. The
+    /// access runs after this returns, still on the turn (`State::holder`).
     pub fn observer(a: Access) {
+        #[cfg(test)]
+        stall::now_and_then();
         let mut g = lock();
+        if let Some(s) = g.as_mut() {
+            s.back(a.cpu);
+        }
+        // The other CPU may wait on this one's hold: wake it before this one waits too.
+        TURN.notify_all();
         while g.as_ref().is_some_and(|s| !s.my_turn(a.cpu)) {
             g = TURN.wait(g).unwrap_or_else(|e| e.into_inner());
         }
@@ -257,9 +288,36 @@ mod lockstep {
             s.model.set_time(s.clock[a.cpu], horizon);
             let (cost, _) = s.model.access(a.cpu, a.line, a.write, a.rmw);
             s.clock[a.cpu] += cost;
+            s.holder = Some(a.cpu);
         }
         drop(g);
         TURN.notify_all();
+        #[cfg(test)]
+        stall::now_and_then();
+    }
+
+    /// Test only: a busy host, which holds a thread up now and then on either side of its
+    /// modelled access (before the observer takes the turn, and between the model and the
+    /// operation). It slows a prediction and must not change it: the turn, not the host's
+    /// timing, orders the operations.
+    #[cfg(test)]
+    pub mod stall {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+
+        /// Whether the observer stalls now and then.
+        pub static ON: AtomicBool = AtomicBool::new(false);
+        static SEEN: AtomicUsize = AtomicUsize::new(0);
+
+        /// Every third call, 20 µs of spinning: the thread keeps its core, so the other one
+        /// runs meanwhile wherever the turn lets it.
+        pub(super) fn now_and_then() {
+            if ON.load(Relaxed) && SEEN.fetch_add(1, Relaxed).is_multiple_of(3) {
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_micros(20) {
+                    std::hint::spin_loop();
+                }
+            }
+        }
     }
 }
 
@@ -282,6 +340,55 @@ mod tests {
         // Two lines in turn cost a transfer per RMW; one line, no more than that.
         assert!(ns("rmw-2lines") > 2.0 * 60.0);
         assert!(ns("rmw-1line") <= ns("rmw-2lines") / 2.0);
+    }
+
+    #[test]
+    fn a_cpu_keeps_the_turn_until_its_modelled_access_has_run() {
+        use nohz::sync::linecount::Access;
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        let access = |cpu| Access {
+            cpu,
+            line: 1,
+            write: true,
+            rmw: true,
+        };
+        let _one = lockstep::one_at_a_time();
+        *lockstep::lock() = Some(lockstep::State::new(CostParams::default(), true));
+        // CPU 0's access is modelled, which puts its clock past CPU 1's: CPU 1 is next by the
+        // clocks, but CPU 0's operation runs only after the observer returns.
+        lockstep::observer(access(0));
+        let done = AtomicBool::new(false);
+        let early = std::thread::scope(|s| {
+            s.spawn(|| {
+                lockstep::observer(access(1));
+                done.store(true, SeqCst);
+                lockstep::finish(1);
+            });
+            // Time for CPU 1 to go ahead if it could (not a bound: on the fixed rig it never
+            // can, whatever the host's timing).
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let early = done.load(SeqCst);
+            // CPU 0 calls in: its operation has run, and CPU 1 takes its turn.
+            lockstep::advance(0, 0);
+            early
+        });
+        *lockstep::lock() = None;
+        assert!(!early, "CPU 1 went on before CPU 0 had called in");
+        assert!(done.load(SeqCst));
+    }
+
+    #[test]
+    fn the_hosts_timing_does_not_move_a_prediction() {
+        // Scalable reads the shared lines before it writes them, so its accesses depend on the
+        // order in which the two threads' operations really run: a thread descheduled between
+        // its modelled access and the operation must not let the other one's go first.
+        use std::sync::atomic::Ordering::Relaxed;
+        let run = || pairs::<nohz::Scalable>(CostParams::default(), true);
+        let quiet = run();
+        lockstep::stall::ON.store(true, Relaxed);
+        let stalled = [run(), run()];
+        lockstep::stall::ON.store(false, Relaxed);
+        assert_eq!(stalled, [quiet; 2]);
     }
 
     #[test]
