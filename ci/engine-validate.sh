@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The virtual-time engine's contention cost model against this host: the contention bench's
 # two-core pairs (T1, T3, T8a) measured, then the model's predictions for the same pairs
-# (nohz-stress --validate-model, on the counting build), back to back, with the model's t_x
-# set to half that bench run's median round trip of a line between the two cores (what a
-# transfer cost on this host meanwhile). The pair is repeated RUNS times (default 7; a bench
-# run takes seconds): the host's own spread between bench runs is as large as the band, so
-# each run is compared with its own prediction and the bound applies to the median of the
-# runs' model/measured ratios. Prints each variant's ns per pair and each target's ratio,
-# measured and predicted, per run and the median, and fails if a median is more than 25 %
-# off. Then the model's calibration patterns (one line, two lines incremented by both cores;
-# T1's rmw lines) beside the bench, with no bound. A timing check of a shared host: run it by
-# hand, not in CI.
+# (nohz-stress --validate-model, on the counting build), back to back. The bench measures each
+# variant over 41 placements of its lines (benches/contention/placed.rs: what a line costs here
+# depends on where it lies) and prints each variant's mean over them (`means` lines); the
+# model's t_x is half that bench run's mean round trip of a line between the two cores (T1's
+# and T3's), and each variant's mean is what it is compared with (the model is a sum of
+# transfers, and the mean of a sum over placements is the sum of the means). The pair is
+# repeated RUNS times (default 7; a bench run takes seconds): each run is compared with its
+# own prediction and the bound applies to the median of the runs' model/measured ratios.
+# Prints each variant's ns per pair and each target's ratio of means, measured and predicted,
+# per run and the median, and fails if a median is more than 25 % off. Then the model's
+# calibration patterns (one line, two lines incremented by both cores; T1's rmw lines) beside
+# the bench, with no bound. A timing check of a shared host: run it by hand, not in CI.
 #
 #   usage: [RUNS=n] ci/engine-validate.sh [bench outputs to reuse, comma-separated, or ""]
 #              [model flags...]
@@ -42,10 +44,14 @@ fi
 RUSTFLAGS="--cfg nohz_linecount" cargo build --quiet --release --target-dir target/linecount -p nohz-stress
 pairs=()
 for b in "${benches[@]}"; do
-    # Half the median of the tight round trips.
-    t_x=$(grep -oE 'round-trip-tight ns=[0-9.]+' "$b" | sed 's/.*=//' | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR == 0) { print 70; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%d\n", m / 2 + 0.5 }')
-    echo "# $b: t_x from the bench's round trips: $t_x ns"
+    # Half the mean round trip of T1's and T3's tight interleavings.
+    rts=$(grep -oE 'means T[13] \S+-tight .*round-trip=[0-9.]+' "$b" | sed 's/.*round-trip=//' || true)
+    if [[ -z $rts ]]; then
+        echo "error: '$b' has no 'means T1' or 'means T3' line (a bench output from before the placements?)" >&2
+        exit 2
+    fi
+    t_x=$(awk '{ s += $1; n++ } END { printf "%d\n", s / n / 2 + 0.5 }' <<<"$rts")
+    echo "# $b: t_x from the bench's mean round trip: $t_x ns"
     m=$(mktemp)
     target/linecount/release/nohz-stress --validate-model --t-local "$t_x" "$@" | tee "$m"
     pairs+=("$b" "$m")
@@ -57,26 +63,31 @@ def run(bench_path, model_path):
     """One bench run and its prediction: each variant's ns, each target's ratio, the calibration."""
     bench, model = open(bench_path).read(), open(model_path).read()
     pred = {m[0]: float(m[1]) for m in re.findall(r"^model (\S+) ([\d.]+) ns", model, re.M)}
-    # Each variant's ns from the tight (target) lines: "<target> ... tight (target): a X ns (...), b Y ns".
+    # Each target's means over placements: "   means <target> <name>-tight a=X b=Y ... runs=n".
+    means = {}
+    for target, rest in re.findall(r"^\s*means (T\d+a?) \S+-tight (.*) runs=", bench, re.M):
+        means[target] = {name: float(ns) for name, ns in re.findall(r"(\S+)=([\d.]+)", rest)}
+    # Each variant's ns: its mean, averaged over the targets that measure it.
     meas = {}
-    for target, rest in re.findall(r"^(T\d+a?) \S+ tight \(target\): (.*)$", bench, re.M):
-        for name, ns in re.findall(r"(\S+) ([\d.]+) ns", rest):
-            meas.setdefault(name, []).append(float(ns))
+    for target in ("T1", "T3", "T8a"):
+        for name, ns in means.get(target, {}).items():
+            meas.setdefault(name, []).append(ns)
     meas = {k: sum(v) / len(v) for k, v in meas.items()}
     alias = {"flat": "scalable"}
     rows = {}
     for name in ["legacy", "patched", "scalable", "mask-only", "sticky", "sticky-quiet"]:
         if name in meas and name in pred:
             rows[("ns", name)] = (meas[name], pred[name])
-    for target, a, b, r in re.findall(r"^(T1|T3|T8a) \S+ (\S+)/(\S+) ratio=([\d.]+)", bench, re.M):
+    # The targets' ratios (the bench's own lines say which), each a ratio of that target's means.
+    for target, a, b in re.findall(r"^(T1|T3|T8a) \S+ (\S+)/(\S+) ratio=", bench, re.M):
+        m = means.get(target, {})
         pa, pb = pred.get(alias.get(a, a)), pred.get(alias.get(b, b))
-        if pa is not None and pb is not None:
-            rows[(target, a + "/" + b)] = (float(r), pa / pb)
+        if a in m and b in m and pa is not None and pb is not None:
+            rows[(target, a + "/" + b)] = (m[a] / m[b], pa / pb)
     # The calibration patterns (T1's rmw lines): informational, no bound.
-    cal = dict(re.findall(r"^\s*transfer T1 rmw-(\d)line-tight ns=([\d.]+)", bench, re.M))
-    for n, name in [("1", "rmw-1line"), ("2", "rmw-2lines")]:
-        if n in cal and name in pred:
-            rows[("cal", name)] = (float(cal[n]), pred[name])
+    for bench_name, name in [("rmw-1line", "rmw-1line"), ("rmw-2line", "rmw-2lines")]:
+        if bench_name in means.get("T1", {}) and name in pred:
+            rows[("cal", name)] = (means["T1"][bench_name], pred[name])
     return rows
 
 args = sys.argv[1:]

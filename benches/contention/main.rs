@@ -59,6 +59,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod placed;
 mod report;
 mod t1;
 mod t2;
@@ -234,7 +235,7 @@ const _: () = {
 };
 
 /// Kept runs per variant (the spec asks for at least 11).
-const RUNS: usize = 41;
+pub const RUNS: usize = 41;
 
 /// Kept runs per variant when the binary runs as a test (`cargo test --benches`, which does
 /// not pass `--bench`): a smoke run of the set-up and its layout checks, not a measurement.
@@ -346,8 +347,8 @@ fn join_and(names: &[&str]) -> String {
 pub struct Round<'s> {
     /// The measuring thread's session.
     pub session: &'s Session<'s>,
-    /// A `Legacy` machine, built once a round.
-    pub legacy: Arc<Rig<Legacy>>,
+    /// `Legacy` machines at [`placed::PLACEMENTS`] addresses, built once a round.
+    pub legacy: Vec<Arc<Rig<Legacy>>>,
 }
 
 /// Runs the table `rounds` times, in its order; the contended targets only when `session` has
@@ -359,7 +360,7 @@ fn run_rounds(session: &Session<'_>, args: &Args, rounds: usize) {
         }
         let round = Round {
             session,
-            legacy: Arc::new(Rig::<Legacy>::new()),
+            legacy: placed::placements(Rig::<Legacy>::new),
         };
         for target in &TABLE {
             if (session.has_antagonist() || !target.contended) && args.wants(target) {

@@ -15,7 +15,7 @@
 use crate::common::Rig;
 use crate::report::Target;
 use crate::transfer::{self, PingPong, RmwLines};
-use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, t3, timed_pairs};
+use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, placed, t3, timed_pairs};
 use nohz::{Patched, Scalable};
 use nohz_stress::measure::Churn;
 use std::sync::Arc;
@@ -26,29 +26,29 @@ pub fn run(round: &Round<'_>, t: &Target) {
     patched_row.expect_policy::<Patched>();
     scalable_row.expect_policy::<Scalable>();
     let (s, legacy) = (round.session, &round.legacy);
-    let patched = Arc::new(Rig::<Patched>::new());
-    let scalable = Arc::new(Rig::<Scalable>::new());
-    let line = Arc::new(PingPong::default());
-    let rmw1 = Arc::new(RmwLines::<1>::default());
-    let rmw2 = Arc::new(RmwLines::<2>::default());
-    let jobs: [Arc<dyn Churn>; 7] = [
-        pairs_on_cpu1(&patched),
-        pairs_on_cpu1(&scalable),
-        pairs_on_cpu1(legacy),
-        t3::mask_pairs_on_cpu1(&scalable),
-        line.job(),
-        rmw1.job(),
-        rmw2.job(),
+    let patched = placed::placements(Rig::<Patched>::new);
+    let scalable = placed::placements(Rig::<Scalable>::new);
+    let line = placed::placements(PingPong::default);
+    let rmw1 = placed::placements(RmwLines::<1>::default);
+    let rmw2 = placed::placements(RmwLines::<2>::default);
+    let jobs: [Vec<Arc<dyn Churn>>; 7] = [
+        patched.iter().map(pairs_on_cpu1).collect(),
+        scalable.iter().map(pairs_on_cpu1).collect(),
+        legacy.iter().map(pairs_on_cpu1).collect(),
+        scalable.iter().map(t3::mask_pairs_on_cpu1).collect(),
+        line.iter().map(PingPong::job).collect(),
+        rmw1.iter().map(RmwLines::job).collect(),
+        rmw2.iter().map(RmwLines::job).collect(),
     ];
     for pacing in t.pacings() {
-        let r = s.interleave_contended(&jobs, |v| match v {
-            0 => timed_pairs(s, &patched, pacing),
-            1 => timed_pairs(s, &scalable, pacing),
-            2 => timed_pairs(s, legacy, pacing),
-            3 => s.timed(BATCH_PAIRS, pacing, || t3::mask_pair(&scalable, 0)),
-            4 => s.timed(BATCH_PAIRS, pacing, || line.round_trip()),
-            5 => s.timed(BATCH_PAIRS, pacing, || rmw1.round()),
-            _ => s.timed(BATCH_PAIRS, pacing, || rmw2.round()),
+        let r = placed::interleave(s, &jobs, |v, k| match v {
+            0 => timed_pairs(s, &patched[k], pacing),
+            1 => timed_pairs(s, &scalable[k], pacing),
+            2 => timed_pairs(s, &legacy[k], pacing),
+            3 => s.timed(BATCH_PAIRS, pacing, || t3::mask_pair(&scalable[k], 0)),
+            4 => s.timed(BATCH_PAIRS, pacing, || line[k].round_trip()),
+            5 => s.timed(BATCH_PAIRS, pacing, || rmw1[k].round()),
+            _ => s.timed(BATCH_PAIRS, pacing, || rmw2[k].round()),
         });
         let lost = Some(s.lost());
         let floor = r.pair(3, 2);
@@ -59,5 +59,15 @@ pub fn run(round: &Round<'_>, t: &Target) {
         transfer::print(patched_row.target, patched_row.name, pacing, &r.kept[4]);
         transfer::print_rmw(patched_row.target, 1, pacing, &r.kept[5]);
         transfer::print_rmw(patched_row.target, 2, pacing, &r.kept[6]);
+        let names = [
+            "patched",
+            "scalable",
+            "legacy",
+            "mask-only",
+            "round-trip",
+            "rmw-1line",
+            "rmw-2line",
+        ];
+        placed::print_means(patched_row.target, patched_row.name, pacing, &names, &r);
     }
 }

@@ -10,7 +10,7 @@
 use crate::common::Rig;
 use crate::report::Target;
 use crate::transfer::{self, PingPong};
-use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, timed_pairs};
+use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, placed, timed_pairs};
 use nohz::Scalable;
 use nohz_stress::measure::{Churn, churn};
 use std::hint::black_box;
@@ -21,20 +21,20 @@ use std::sync::Arc;
 pub fn run(round: &Round<'_>, t: &Target) {
     let [over_mask, over_legacy] = t.checks();
     let (s, legacy) = (round.session, &round.legacy);
-    let rig = Arc::new(Rig::<Scalable>::new());
-    let line = Arc::new(PingPong::default());
-    let jobs: [Arc<dyn Churn>; 4] = [
-        pairs_on_cpu1(&rig),
-        mask_pairs_on_cpu1(&rig),
-        pairs_on_cpu1(legacy),
-        line.job(),
+    let rig = placed::placements(Rig::<Scalable>::new);
+    let line = placed::placements(PingPong::default);
+    let jobs: [Vec<Arc<dyn Churn>>; 4] = [
+        rig.iter().map(pairs_on_cpu1).collect(),
+        rig.iter().map(mask_pairs_on_cpu1).collect(),
+        legacy.iter().map(pairs_on_cpu1).collect(),
+        line.iter().map(PingPong::job).collect(),
     ];
     for pacing in t.pacings() {
-        let r = s.interleave_contended(&jobs, |v| match v {
-            0 => timed_pairs(s, &rig, pacing),
-            1 => s.timed(BATCH_PAIRS, pacing, || mask_pair(&rig, 0)),
-            2 => timed_pairs(s, legacy, pacing),
-            _ => s.timed(BATCH_PAIRS, pacing, || line.round_trip()),
+        let r = placed::interleave(s, &jobs, |v, k| match v {
+            0 => timed_pairs(s, &rig[k], pacing),
+            1 => s.timed(BATCH_PAIRS, pacing, || mask_pair(&rig[k], 0)),
+            2 => timed_pairs(s, &legacy[k], pacing),
+            _ => s.timed(BATCH_PAIRS, pacing, || line[k].round_trip()),
         });
         let also = pacing != t.primary;
         over_mask.print_as(&r.pair(0, 1), None, pacing, also, Some(s.lost()));
@@ -43,6 +43,8 @@ pub fn run(round: &Round<'_>, t: &Target) {
         let floor = over_legacy.floor.is_some().then_some(&floor);
         over_legacy.print_as(&r.pair(0, 2), floor, pacing, also, None);
         transfer::print(over_legacy.target, over_legacy.name, pacing, &r.kept[3]);
+        let names = ["scalable", "mask-only", "legacy", "round-trip"];
+        placed::print_means(over_legacy.target, over_legacy.name, pacing, &names, &r);
     }
 }
 

@@ -60,7 +60,7 @@
 use crate::common::{Rig, START};
 use crate::report::{Check, Target};
 use crate::transfer::{self, PingPong};
-use crate::{BATCH_PAIRS, BATCH_WORKED, Round, pairs_on_cpu1, timed_pairs};
+use crate::{BATCH_PAIRS, BATCH_WORKED, Round, pairs_on_cpu1, placed, timed_pairs};
 use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
 use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_SHARD_GC_FENCE};
 use nohz::{CachePadded, CpuId, Jiffies, Policy, Scalable, Sharded};
@@ -136,26 +136,31 @@ fn exact_pairs_on_cpu1(e: &Arc<Exact>) -> Arc<dyn Churn> {
 pub fn run_pairs(round: &Round<'_>, t: &Target) {
     let [quiet, flat, exact] = t.checks();
     let s = round.session;
-    let sticky = Arc::new(Rig::<Sticky>::new());
-    let scalable = Arc::new(Rig::<Scalable>::new());
-    let ex = Exact::new();
-    assert_eq!(sticky.m.nr_shards(), 2, "each core its own shard");
-    let jobs: [Arc<dyn Churn>; 4] = [
-        nothing_on_cpu1(),
-        pairs_on_cpu1(&sticky),
-        pairs_on_cpu1(&scalable),
-        exact_pairs_on_cpu1(&ex),
+    let sticky = placed::placements(Rig::<Sticky>::new);
+    let scalable = placed::placements(Rig::<Scalable>::new);
+    let ex: Vec<Arc<Exact>> = (0..placed::PLACEMENTS).map(|_| Exact::new()).collect();
+    assert!(
+        sticky.iter().all(|r| r.m.nr_shards() == 2),
+        "each core its own shard"
+    );
+    let jobs: [Vec<Arc<dyn Churn>>; 4] = [
+        sticky.iter().map(|_| nothing_on_cpu1()).collect(),
+        sticky.iter().map(pairs_on_cpu1).collect(),
+        scalable.iter().map(pairs_on_cpu1).collect(),
+        ex.iter().map(exact_pairs_on_cpu1).collect(),
     ];
     for pacing in t.pacings() {
-        let r = s.interleave_contended(&jobs, |v| match v {
-            0 | 1 => timed_pairs(s, &sticky, pacing),
-            2 => timed_pairs(s, &scalable, pacing),
-            _ => s.timed(BATCH_PAIRS, pacing, || ex.pair(0)),
+        let r = placed::interleave(s, &jobs, |v, k| match v {
+            0 | 1 => timed_pairs(s, &sticky[k], pacing),
+            2 => timed_pairs(s, &scalable[k], pacing),
+            _ => s.timed(BATCH_PAIRS, pacing, || ex[k].pair(0)),
         });
         let also = pacing != t.primary;
         quiet.print_as(&r.pair(1, 0), None, pacing, also, Some(s.lost()));
         flat.print_as(&r.pair(1, 2), None, pacing, also, None);
         exact.print_as(&r.pair(3, 1), None, pacing, also, None);
+        let names = ["sticky-quiet", "sticky", "flat", "exact"];
+        placed::print_means(quiet.target, quiet.name, pacing, &names, &r);
     }
 }
 

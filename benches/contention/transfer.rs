@@ -15,8 +15,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A line the two threads hand back and forth. The measuring thread writes an odd value and
-/// waits for the antagonist's answer, the next even value.
+/// waits for the antagonist's answer, the next even value. On a page of its own: a
+/// variant's [`placements`](crate::placed) then lie on different pages, so they sample where
+/// the host's lines lie, not one page's few.
 #[derive(Default)]
+#[repr(align(4096))]
 pub struct PingPong(CachePadded<AtomicU64>);
 
 impl PingPong {
@@ -62,7 +65,8 @@ pub fn print(target: &str, label: &str, pacing: Pacing, kept: &[f64]) {
 /// all `L` per round. One line: a core can run several RMWs in a row before the other's
 /// request takes the line away. Two or more: the lines tend to alternate between the cores on
 /// every access. What the host charges for each is what the cost model must predict for the
-/// same pattern.
+/// same pattern. On a page of its own, as [`PingPong`] is.
+#[repr(align(4096))]
 pub struct RmwLines<const L: usize>([CachePadded<AtomicU64>; L]);
 
 impl<const L: usize> Default for RmwLines<L> {
