@@ -50,7 +50,9 @@
 //! and T4 print `transfer` lines: the round trip of one line handed between the two threads,
 //! measured as one more variant of the same interleaving, in ns. The host moves the two
 //! vCPUs between placements (round trips of about 70, 100 and 400 ns here), and what a
-//! contended line costs, so what `Legacy`'s second line adds, depends on which.
+//! contended line costs, so what `Legacy`'s second line adds, depends on which, and on where
+//! each line lies: T1, T3 and T8a measure every variant over 41 placements of its lines and
+//! add an indented `means` line (`placed.rs`).
 //!
 //! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
 //! comparison) `Patched`. T5a has a timing row here (quiet, `Scalable` and for comparison

@@ -4,9 +4,10 @@
 //! sets them beside the model's predictions).
 //!
 //! What a contended line costs depends on where the host has put the two vCPUs, which it
-//! changes every few seconds (round trips of about 70, 100 and 400 ns on the 2-core host); the
-//! round trip says in which placement the variants next to it were measured. Informational:
-//! no bound.
+//! changes every few seconds (round trips of about 70, 100 and 400 ns on the 2-core host), and
+//! on where the line lies (120-240 ns for lines of one process: [`crate::placed`]). In T1 and
+//! T3 the round trip is measured over the same number of placements as the variants beside
+//! it. Informational: no bound.
 
 use crate::report::record_info;
 use nohz::CachePadded;
