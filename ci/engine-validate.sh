@@ -3,20 +3,25 @@
 # two-core pairs (T1, T3, T8a) measured, then the model's predictions for the same pairs
 # (nohz-stress --validate-model, on the counting build), back to back. The bench measures each
 # variant over 41 placements of its lines (benches/contention/placed.rs: what a line costs here
-# depends on where it lies) and prints each variant's mean over them (`means` lines); the
-# model's t_x is half that bench run's mean round trip of a line between the two cores (T1's
-# and T3's), and each variant's mean is what it is compared with (the model is a sum of
-# transfers, and the mean of a sum over placements is the sum of the means). The pair is
+# depends on where it lies) and prints each variant's mean over them (`means` lines), which is
+# what the model is compared with (the model is a sum of transfers, and the mean of a sum over
+# placements is the sum of the means). The model's host parameters come from that bench run's
+# calibration patterns (FIT=patterns, the default): T1's `rmw-local` (a locked RMW on an owned
+# line) gives t_rmw, `rmw-2line` (two lines incremented in turn by both cores) gives t_x and
+# `rmw-1line` (one line) the point at which a request reaches the core that has the line
+# (nohz-stress --calibrate; no target is fitted on). FIT=round-trip takes t_x as half the mean
+# round trip of T1's and T3's ping-pong line instead, with the other defaults (what this
+# script did before 2026-12-05; it reads bench outputs without `rmw-local`). The pair is
 # repeated RUNS times (default 7; a bench run takes seconds): each run is compared with its
 # own prediction and the bound applies to the median of the runs' model/measured ratios.
 # Prints each variant's ns per pair and each target's ratio of means, measured and predicted,
-# per run and the median, and fails if a median is more than 25 % off. Then the model's
-# calibration patterns (one line, two lines incremented by both cores; T1's rmw lines) beside
-# the bench, with no bound. A timing check of a shared host: run it by hand, not in CI.
+# per run and the median, and fails if a median is more than 25 % off. Then the calibration
+# patterns beside the bench, with no bound (fitted: they show how near the fit came). A timing
+# check of a shared host: run it by hand, not in CI.
 #
-#   usage: [RUNS=n] ci/engine-validate.sh [bench outputs to reuse, comma-separated, or ""]
+#   usage: [RUNS=n] [FIT=patterns|round-trip] ci/engine-validate.sh [bench outputs to reuse, comma-separated, or ""]
 #              [model flags...]
-#   e.g.   ci/engine-validate.sh "" --rmw-transfer-pct 125 --leave-pct 55
+#   e.g.   FIT=round-trip ci/engine-validate.sh "" --rmw-transfer-pct 125 --leave-pct 55
 #          ci/engine-validate.sh /tmp/b1.txt,/tmp/b2.txt,/tmp/b3.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +30,11 @@ shift || true
 runs=${RUNS:-7}
 if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
     echo "error: RUNS must be a positive whole number, got '$runs'" >&2
+    exit 2
+fi
+fit=${FIT:-patterns}
+if [[ $fit != patterns && $fit != round-trip ]]; then
+    echo "error: FIT must be patterns or round-trip, got '$fit'" >&2
     exit 2
 fi
 benches=()
@@ -44,16 +54,31 @@ fi
 RUSTFLAGS="--cfg nohz_linecount" cargo build --quiet --release --target-dir target/linecount -p nohz-stress
 pairs=()
 for b in "${benches[@]}"; do
-    # Half the mean round trip of T1's and T3's tight interleavings.
-    rts=$(grep -oE 'means T[13] \S+-tight .*round-trip=[0-9.]+' "$b" | sed 's/.*round-trip=//' || true)
-    if [[ -z $rts ]]; then
-        echo "error: '$b' has no 'means T1' or 'means T3' line (a bench output from before the placements?)" >&2
-        exit 2
-    fi
-    t_x=$(awk '{ s += $1; n++ } END { printf "%d\n", s / n / 2 + 0.5 }' <<<"$rts")
-    echo "# $b: t_x from the bench's mean round trip: $t_x ns"
     m=$(mktemp)
-    target/linecount/release/nohz-stress --validate-model --t-local "$t_x" "$@" | tee "$m"
+    case $fit in
+    patterns)
+        # The host parameters fitted to T1's calibration patterns (tight means).
+        t1=$(grep -E '^\s*means T1 \S+-tight ' "$b" || true)
+        cal=$(sed -nE 's/.* rmw-1line=([0-9.]+) rmw-2line=([0-9.]+) rmw-local=([0-9.]+) .*/\3,\1,\2/p' <<<"$t1")
+        if [[ -z $cal ]]; then
+            echo "error: '$b' has no T1 'means' line with rmw-local (a bench output from before 2026-12-05?); FIT=round-trip reads older ones" >&2
+            exit 2
+        fi
+        echo "# $b: the model fitted to the bench's calibration patterns $cal"
+        target/linecount/release/nohz-stress --validate-model --calibrate "$cal" "$@" | tee "$m"
+        ;;
+    round-trip)
+        # t_x: half the mean round trip of T1's and T3's tight interleavings.
+        rts=$(grep -oE 'means T[13] \S+-tight .*round-trip=[0-9.]+' "$b" | sed 's/.*round-trip=//' || true)
+        if [[ -z $rts ]]; then
+            echo "error: '$b' has no 'means T1' or 'means T3' line (a bench output from before the placements?)" >&2
+            exit 2
+        fi
+        t_x=$(awk '{ s += $1; n++ } END { printf "%d\n", s / n / 2 + 0.5 }' <<<"$rts")
+        echo "# $b: t_x from the bench's mean round trip: $t_x ns"
+        target/linecount/release/nohz-stress --validate-model --t-local "$t_x" "$@" | tee "$m"
+        ;;
+    esac
     pairs+=("$b" "$m")
 done
 python3 - "${pairs[@]}" <<'PY'

@@ -9,12 +9,13 @@
 //! ratio to `Legacy` follows the `Scalable` row as an indented `floor` line, so a run shows
 //! whether the `Scalable` bound was reachable under that run's conditions at all. A fifth, a
 //! [`PingPong`] round trip, measures what moving one line between the two CPUs cost meanwhile
-//! (the indented `transfer` line). Two more, [`RmwLines`] of one and of two lines, time the
-//! cost model's calibration patterns in the same interleaving (`transfer ... rmw-` lines).
+//! (the indented `transfer` line). Three more time the cost model's calibration patterns in the
+//! same interleaving: [`RmwLines`] of one and of two lines (`transfer ... rmw-` lines) and
+//! [`RmwOwn`], a locked RMW on a line of the core's own (`rmw-local` in the `means` line).
 
 use crate::common::Rig;
 use crate::report::Target;
-use crate::transfer::{self, PingPong, RmwLines};
+use crate::transfer::{self, PingPong, RmwLines, RmwOwn};
 use crate::{BATCH_PAIRS, Round, pairs_on_cpu1, placed, t3, timed_pairs};
 use nohz::{Patched, Scalable};
 use nohz_stress::measure::Churn;
@@ -31,7 +32,8 @@ pub fn run(round: &Round<'_>, t: &Target) {
     let line = placed::placements(PingPong::default);
     let rmw1 = placed::placements(RmwLines::<1>::default);
     let rmw2 = placed::placements(RmwLines::<2>::default);
-    let jobs: [Vec<Arc<dyn Churn>>; 7] = [
+    let own = placed::placements(RmwOwn::default);
+    let jobs: [Vec<Arc<dyn Churn>>; 8] = [
         patched.iter().map(pairs_on_cpu1).collect(),
         scalable.iter().map(pairs_on_cpu1).collect(),
         legacy.iter().map(pairs_on_cpu1).collect(),
@@ -39,6 +41,7 @@ pub fn run(round: &Round<'_>, t: &Target) {
         line.iter().map(PingPong::job).collect(),
         rmw1.iter().map(RmwLines::job).collect(),
         rmw2.iter().map(RmwLines::job).collect(),
+        own.iter().map(RmwOwn::job).collect(),
     ];
     for pacing in t.pacings() {
         let r = placed::interleave(s, &jobs, |v, k| match v {
@@ -48,7 +51,8 @@ pub fn run(round: &Round<'_>, t: &Target) {
             3 => s.timed(BATCH_PAIRS, pacing, || t3::mask_pair(&scalable[k], 0)),
             4 => s.timed(BATCH_PAIRS, pacing, || line[k].round_trip()),
             5 => s.timed(BATCH_PAIRS, pacing, || rmw1[k].round()),
-            _ => s.timed(BATCH_PAIRS, pacing, || rmw2[k].round()),
+            6 => s.timed(BATCH_PAIRS, pacing, || rmw2[k].round()),
+            _ => s.timed(BATCH_PAIRS, pacing, || own[k].rmw()),
         });
         let lost = Some(s.lost());
         let floor = r.pair(3, 2);
@@ -67,6 +71,7 @@ pub fn run(round: &Round<'_>, t: &Target) {
             "round-trip",
             "rmw-1line",
             "rmw-2line",
+            "rmw-local",
         ];
         placed::print_means(patched_row.target, patched_row.name, pacing, &names, &r);
     }

@@ -1,7 +1,7 @@
 //! The `transfer` lines of T1, T3 and T4: one more variant in a target's interleaving hands a
 //! line back and forth between the two threads and reports the median round trip in ns. T1
-//! also times [`RmwLines`], the cost model's calibration patterns (`ci/engine-validate.sh`
-//! sets them beside the model's predictions).
+//! also times the cost model's calibration patterns, [`RmwLines`] and [`RmwOwn`], from which
+//! `ci/engine-validate.sh` fits the model's host parameters.
 //!
 //! What a contended line costs depends on where the host has put the two vCPUs, which it
 //! changes every few seconds (round trips of about 70, 100 and 400 ns on the 2-core host), and
@@ -96,6 +96,36 @@ impl<const L: usize> Churn for RmwLines<L> {
     fn churn_until(&self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
             self.round();
+        }
+    }
+}
+
+/// Two lines on one page, each thread incrementing its own with locked RMWs
+/// (`fetch_add`), nothing shared: what a locked RMW on a line the core already has costs
+/// here while the other core does the same, the cost model's `t_rmw` (`rmw-local` in T1's
+/// `means` line; `ci/engine-validate.sh` passes it to the model).
+#[derive(Default)]
+#[repr(align(4096))]
+pub struct RmwOwn([CachePadded<AtomicU64>; 2]);
+
+impl RmwOwn {
+    /// One locked RMW on the measuring thread's line.
+    #[inline(always)]
+    pub fn rmw(&self) {
+        self.0[0].fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The antagonist's side, as a job.
+    pub fn job(self: &Arc<Self>) -> Arc<dyn Churn> {
+        Arc::clone(self) as Arc<dyn Churn>
+    }
+}
+
+impl Churn for RmwOwn {
+    /// Locked RMWs on the antagonist's own line until stopped.
+    fn churn_until(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            self.0[1].fetch_add(1, Ordering::SeqCst);
         }
     }
 }

@@ -197,6 +197,12 @@ struct Cli {
     #[arg(long, default_value_t = 200, value_name = "NS", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     t_remote: u64,
 
+    /// The cost model's cost of a locked RMW on a line the CPU already has, ns (counting
+    /// build): about 6 on the host the defaults come from; `ci/engine-validate.sh` passes the
+    /// bench's `rmw-local` pattern.
+    #[arg(long, default_value_t = 6, value_name = "NS", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    t_rmw: u64,
+
     /// The cost model's transfer for a locked RMW, in per cent of `t_x` (counting build). The
     /// calibration patterns of `ci/engine-validate.sh` put it near 125 on this host.
     #[arg(long, default_value_t = 100, value_name = "PCT", value_parser = clap::value_parser!(u64).range(50..=400))]
@@ -206,6 +212,14 @@ struct Cli {
     /// transfer starts (counting build); that core keeps using the line until then.
     #[arg(long, default_value_t = 50, value_name = "PCT", value_parser = clap::value_parser!(u64).range(0..=100))]
     leave_pct: u64,
+
+    /// `--validate-model`: fit the cost model's host parameters (`t_rmw`, `t_x`, the leave
+    /// point) to the contention bench's calibration patterns, in ns: a locked RMW on an owned
+    /// line, one line incremented by both cores (per round), two lines in turn (per round),
+    /// e.g. `9.5,33.5,82.4` (T1's `rmw-local`, `rmw-1line`, `rmw-2line` means). Overrides
+    /// `--t-local`, `--t-rmw` and `--leave-pct`; `ci/engine-validate.sh` passes it.
+    #[arg(long, value_name = "LOCAL,ONE,TWO", value_parser = parse_calibration, requires = "validate_model")]
+    calibrate: Option<engine::validate::Calibration>,
 
     /// `--engine virtual`, counting build: where the cost model puts the plain irq-time flag
     /// that `legacy` and `seed000` read (`sched_clock_irqtime` before seed 003). Default:
@@ -312,6 +326,31 @@ fn parse_count(s: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// `--calibrate`: three positive nanosecond values, comma-separated.
+fn parse_calibration(s: &str) -> Result<engine::validate::Calibration, String> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v > 0.0 && *v <= 100_000.0)
+                .ok_or_else(|| format!("'{x}' is not a positive number of ns (up to 100000)"))
+        })
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [rmw_local, rmw_1line, rmw_2lines] => Ok(engine::validate::Calibration {
+            rmw_local,
+            rmw_1line,
+            rmw_2lines,
+        }),
+        _ => Err(format!(
+            "expected three values LOCAL,ONE,TWO (ns), got {}",
+            v.len()
+        )),
+    }
+}
+
 fn parse_cpus(s: &str) -> Result<usize, String> {
     let n: usize = s.parse().map_err(|_| format!("`{s}` is not a CPU count"))?;
     if n == 0 {
@@ -387,7 +426,7 @@ fn usage_error(msg: &str) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.validate_model {
-        return validate_model(cost_params(&cli));
+        return validate_model(cost_params(&cli), cli.calibrate);
     }
     if cli.engine == EngineArg::Virtual {
         return virtual_main(&cli);
@@ -748,18 +787,39 @@ fn cost_params(cli: &Cli) -> engine::cost::CostParams {
         t_remote: cli.t_remote,
         rmw_transfer_pct: cli.rmw_transfer_pct,
         leave_pct: cli.leave_pct,
+        t_rmw: cli.t_rmw,
         ..Default::default()
     }
 }
 
 /// `--validate-model`: the cost model's ns per pair for each of the bench's variants.
-fn validate_model(params: engine::cost::CostParams) -> ExitCode {
+fn validate_model(
+    params: engine::cost::CostParams,
+    calibrate: Option<engine::validate::Calibration>,
+) -> ExitCode {
     if !engine::cost::available() {
         return usage_error(
             "--validate-model needs the counting build: RUSTFLAGS='--cfg nohz_linecount' cargo run \
              --release --target-dir target/linecount -p nohz-stress -- --validate-model",
         );
     }
+    let params = match calibrate {
+        Some(cal) => {
+            let fitted = engine::validate::fit(params, cal);
+            println!(
+                "# fitted to the bench's calibration patterns (rmw-local {}, rmw-1line {}, \
+                 rmw-2lines {} ns): t_x {} ns, t_rmw {} ns, leave {} %",
+                cal.rmw_local,
+                cal.rmw_1line,
+                cal.rmw_2lines,
+                fitted.t_local,
+                fitted.t_rmw,
+                fitted.leave_pct
+            );
+            fitted
+        }
+        None => params,
+    };
     println!(
         "# cost model: t_x {} ns within a socket, {} across, the line held {} % of it; hits {} ns \
          (a load or store), {} ns (a locked RMW); an RMW's transfer {} % of t_x; the request \

@@ -54,6 +54,19 @@ fn bad_combinations_are_explained_and_exit_2() {
         &["--engine", "virtual", "--runs", "2", "--strict"],
         "--runs 3",
     );
+    refused(&["--calibrate", "10,30,80"], "--validate-model");
+    refused(
+        &["--validate-model", "--calibrate", "10,30"],
+        "expected three values",
+    );
+    refused(
+        &["--validate-model", "--calibrate", "10,-3,80"],
+        "'-3' is not a positive number",
+    );
+    refused(
+        &["--validate-model", "--calibrate", "10,x,80"],
+        "'x' is not a positive number",
+    );
 }
 
 #[test]

@@ -54,7 +54,8 @@ pub struct CostParams {
     /// beside its two locked RMWs).
     pub t_hit: u64,
     /// A read-modify-write the CPU's own copy serves: a locked instruction, about 5.5-6 ns on
-    /// this host even on an owned line.
+    /// the host the defaults come from even on an owned line, about 10 on an AMD EPYC one
+    /// (`ci/engine-validate.sh` fits it to the bench's `rmw-local`).
     pub t_rmw: u64,
     /// How long an ownership transfer keeps the line from the next one, in per cent of its
     /// `t_x`: the rest of `t_x` is the request's and the data's travel, which overlaps the

@@ -84,6 +84,91 @@ pub fn predict(params: CostParams) -> Vec<Prediction> {
     ]
 }
 
+/// The host's calibration patterns as the bench's T1 measured them (the means over
+/// placements, in ns): a locked RMW on a line of the core's own while the other core does the
+/// same (`rmw-local`), both cores incrementing one line (`rmw-1line`, per round) and two lines
+/// in turn (`rmw-2lines`, per round).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// `rmw-local`: ns per locked RMW on an owned line.
+    pub rmw_local: f64,
+    /// `rmw-1line`: ns per round, both cores incrementing one line.
+    pub rmw_1line: f64,
+    /// `rmw-2lines`: ns per round, both cores incrementing two lines in turn.
+    pub rmw_2lines: f64,
+}
+
+/// How far the model's patterns may stay from the bench's once fitted (in per cent) before
+/// [`fit`] stops early: closer than the nanosecond steps of its parameters allow is noise.
+#[cfg(nohz_linecount)]
+const FIT_CLOSE_PCT: f64 = 2.0;
+
+/// The model's host parameters fitted to the bench's calibration patterns, the others taken
+/// from `base`. Each pattern answers for one parameter, and no target the bench checks is
+/// fitted on:
+/// - `t_rmw` is `rmw-local`;
+/// - `t_local` (the `t_x` of two cores) is scaled until the model's `rmw-2lines` is the
+///   bench's: two lines in turn move a line on nearly every access, so the pattern is a
+///   transfer's price;
+/// - `leave_pct` is the one of 0..=100 whose `rmw-1line` comes nearest the bench's: the later
+///   a request reaches the core that has the line, the more RMWs that core runs on it first,
+///   and on some hosts (AMD EPYC under KVM) a core hammering one line keeps it for many
+///   (`rmw-1line` the same at a 120 ns and at a 500 ns round trip).
+///
+/// The two interact (a late request also moves `rmw-2lines`), so they are fitted in turn,
+/// three rounds at most. Deterministic: the same patterns give the same parameters.
+#[cfg(nohz_linecount)]
+pub fn fit(base: CostParams, cal: Calibration) -> CostParams {
+    let round = |ns: f64| (ns.round() as u64).clamp(1, 100_000);
+    let mut p = CostParams {
+        t_rmw: round(cal.rmw_local),
+        t_local: round(cal.rmw_2lines / 2.0),
+        ..base
+    };
+    let off = |model: f64, bench: f64| (model / bench - 1.0).abs() * 100.0;
+    for _ in 0..3 {
+        // t_x: the model's two lines scale with it.
+        for _ in 0..4 {
+            let two = rmw_rounds::<2>(p);
+            if off(two, cal.rmw_2lines) <= FIT_CLOSE_PCT {
+                break;
+            }
+            let next = round(p.t_local as f64 * cal.rmw_2lines / two);
+            if next == p.t_local {
+                break;
+            }
+            p.t_local = next;
+        }
+        // leave_pct: the model's one line falls as it rises; the first value at or under the
+        // bench's, or the one before it, whichever is nearer.
+        let one = |leave_pct| rmw_rounds::<1>(CostParams { leave_pct, ..p });
+        let (mut lo, mut hi) = (0u64, 100u64);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if one(mid) <= cal.rmw_1line {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        p.leave_pct = if lo > 0 && off(one(lo - 1), cal.rmw_1line) < off(one(lo), cal.rmw_1line) {
+            lo - 1
+        } else {
+            lo
+        };
+        if off(rmw_rounds::<2>(p), cal.rmw_2lines) <= FIT_CLOSE_PCT {
+            break;
+        }
+    }
+    p
+}
+
+/// Without the counting build there is no model to fit.
+#[cfg(not(nohz_linecount))]
+pub fn fit(base: CostParams, _cal: Calibration) -> CostParams {
+    base
+}
+
 /// Without the counting build there is no model to ask.
 #[cfg(not(nohz_linecount))]
 pub fn predict(_params: CostParams) -> Vec<Prediction> {
@@ -408,6 +493,35 @@ mod tests {
         let stalled = [run(), run()];
         lockstep::stall::ON.store(false, Relaxed);
         assert_eq!(stalled, [quiet; 2]);
+    }
+
+    #[test]
+    fn the_fit_finds_the_parameters_that_made_the_patterns() {
+        // Patterns the model itself gives at known host parameters: the fit recovers them,
+        // and the targets' predictions with them.
+        let host = CostParams {
+            t_local: 110,
+            t_rmw: 10,
+            leave_pct: 70,
+            ..CostParams::default()
+        };
+        let cal = Calibration {
+            rmw_local: 10.0,
+            rmw_1line: rmw_rounds::<1>(host),
+            rmw_2lines: rmw_rounds::<2>(host),
+        };
+        let got = fit(CostParams::default(), cal);
+        assert_eq!(got.t_rmw, 10);
+        assert!(got.t_local.abs_diff(110) <= 3, "t_x {}", got.t_local);
+        assert!(got.leave_pct.abs_diff(70) <= 3, "leave {}", got.leave_pct);
+        let near = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
+        assert!(near(
+            pairs::<nohz::Legacy>(got, true),
+            pairs::<nohz::Legacy>(host, true)
+        ));
+        assert!(near(mask_pairs(got), mask_pairs(host)));
+        // The same patterns, the same fit.
+        assert_eq!(fit(CostParams::default(), cal), got);
     }
 
     #[test]
