@@ -9,11 +9,15 @@
 # calibration patterns (FIT=patterns, the default): T1's `rmw-local` (a locked RMW on an owned
 # line) gives t_rmw, `rmw-2line` (two lines incremented in turn by both cores) gives t_x and
 # `rmw-1line` (one line) the point at which a request reaches the core that has the line
-# (nohz-stress --calibrate; no target is fitted on). FIT=round-trip takes t_x as half the mean
-# round trip of T1's and T3's ping-pong line instead, with the other defaults (what this
-# script did before 2026-12-05; it reads bench outputs without `rmw-local`). The pair is
-# repeated RUNS times (default 7; a bench run takes seconds): each run is compared with its
-# own prediction and the bound applies to the median of the runs' model/measured ratios.
+# (nohz-stress --calibrate; no target is fitted on). The model charges atomic accesses only: the
+# rest of a crate pair's work (branches, calls, loads and plain stores) comes from the same
+# bench run's T2, which is no target here: the kernel's pair on a quiet machine less two bare
+# locked RMWs (nohz-stress --pair-work; 0, with a note, for a bench output without T2).
+# FIT=round-trip takes t_x as half the mean round trip of T1's and T3's ping-pong line
+# instead, with the other defaults and no other work (what this script did before 2026-12-05;
+# it reads bench outputs without `rmw-local`). The pair is repeated RUNS times (default 7; a
+# bench run takes seconds): each run is compared with its own prediction and the bound applies
+# to the median of the runs' model/measured ratios.
 # Prints each variant's ns per pair and each target's ratio of means, measured and predicted,
 # per run and the median, and fails if a median is more than 25 % off. Then the calibration
 # patterns beside the bench, with no bound (fitted: they show how near the fit came). A timing
@@ -47,7 +51,7 @@ else
     for ((i = 1; i <= runs; i++)); do
         b=$(mktemp)
         echo "# bench run $i of $runs"
-        cargo bench --bench contention -- T1 T3 T8a 2>&1 | tee "$b"
+        cargo bench --bench contention -- T1 T3 T8a T2 2>&1 | tee "$b"
         benches+=("$b")
     done
 fi
@@ -64,8 +68,16 @@ for b in "${benches[@]}"; do
             echo "error: '$b' has no T1 'means' line with rmw-local (a bench output from before 2026-12-05?); FIT=round-trip reads older ones" >&2
             exit 2
         fi
-        echo "# $b: the model fitted to the bench's calibration patterns $cal"
-        target/linecount/release/nohz-stress --validate-model --calibrate "$cal" "$@" | tee "$m"
+        # The pair's other work: T2's tight Patched pair less its two bare RMWs, in whole ns.
+        t2=$(grep -m1 -E '^T2 pair-quiet tight \(target\): patched [0-9.]+ ns .*, 2rmw [0-9.]+ ns' "$b" || true)
+        work=$(sed -nE 's/.*: patched ([0-9.]+) ns .*, 2rmw ([0-9.]+) ns.*/\1 \2/p' <<<"$t2" |
+            awk '{ w = $1 - $2; printf "%d\n", (w > 0 ? w : 0) + 0.5 }')
+        if [[ -z $work ]]; then
+            echo "# $b: no T2 pair-quiet line (a bench output from before 2026-12-06?): each pair's other work taken as 0 ns"
+            work=0
+        fi
+        echo "# $b: the model fitted to the bench's calibration patterns $cal; each pair's other work $work ns (T2)"
+        target/linecount/release/nohz-stress --validate-model --calibrate "$cal" --pair-work "$work" "$@" | tee "$m"
         ;;
     round-trip)
         # t_x: half the mean round trip of T1's and T3's tight interleavings.

@@ -221,6 +221,13 @@ struct Cli {
     #[arg(long, value_name = "LOCAL,ONE,TWO", value_parser = parse_calibration, requires = "validate_model")]
     calibrate: Option<engine::validate::Calibration>,
 
+    /// `--validate-model`: the ns each crate pair spends besides its atomic accesses (its
+    /// branches, calls, loads and plain stores, which the model prices at nothing), counted in
+    /// the pair's time. `ci/engine-validate.sh` passes the bench's T2: the kernel's pair on a
+    /// quiet machine less two bare locked RMWs.
+    #[arg(long, default_value_t = 0, value_name = "NS", value_parser = clap::value_parser!(u64).range(0..=1000), requires = "validate_model")]
+    pair_work: u64,
+
     /// `--engine virtual`, counting build: where the cost model puts the plain irq-time flag
     /// that `legacy` and `seed000` read (`sched_clock_irqtime` before seed 003). Default:
     /// `own-line` for `churn` (seed 000's machine, which names no irq-time cost: its kernels
@@ -426,7 +433,7 @@ fn usage_error(msg: &str) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.validate_model {
-        return validate_model(cost_params(&cli), cli.calibrate);
+        return validate_model(cost_params(&cli), cli.calibrate, cli.pair_work);
     }
     if cli.engine == EngineArg::Virtual {
         return virtual_main(&cli);
@@ -796,6 +803,7 @@ fn cost_params(cli: &Cli) -> engine::cost::CostParams {
 fn validate_model(
     params: engine::cost::CostParams,
     calibrate: Option<engine::validate::Calibration>,
+    pair_work: u64,
 ) -> ExitCode {
     if !engine::cost::available() {
         return usage_error(
@@ -832,7 +840,8 @@ fn validate_model(
         params.rmw_transfer_pct,
         params.leave_pct
     );
-    for p in engine::validate::predict(params) {
+    println!("# each crate pair's other work: {pair_work} ns");
+    for p in engine::validate::predict(params, pair_work) {
         println!("model {} {:.2} ns", p.name, p.ns);
     }
     ExitCode::SUCCESS

@@ -67,6 +67,9 @@ fn bad_combinations_are_explained_and_exit_2() {
         &["--validate-model", "--calibrate", "10,x,80"],
         "'x' is not a positive number",
     );
+    refused(&["--pair-work", "5"], "--validate-model");
+    refused(&["--validate-model", "--pair-work", "1001"], "0..=1000");
+    refused(&["--validate-model", "--pair-work", "4.5"], "4.5");
 }
 
 #[test]
