@@ -69,9 +69,8 @@ for b in "${benches[@]}"; do
             exit 2
         fi
         # The pair's other work: T2's tight Patched pair less its two bare RMWs, in whole ns.
-        t2=$(grep -m1 -E '^T2 pair-quiet tight \(target\): patched [0-9.]+ ns .*, 2rmw [0-9.]+ ns' "$b" || true)
-        work=$(sed -nE 's/.*: patched ([0-9.]+) ns .*, 2rmw ([0-9.]+) ns.*/\1 \2/p' <<<"$t2" |
-            awk '{ w = $1 - $2; printf "%d\n", (w > 0 ? w : 0) + 0.5 }')
+        work=$(sed -nE 's/^T2 pair-quiet tight \(target\): patched ([0-9.]+) ns .*, 2rmw ([0-9.]+) ns.*/\1 \2/p' "$b" |
+            awk 'NR == 1 { w = $1 - $2; printf "%d\n", (w > 0 ? w : 0) + 0.5 }')
         if [[ -z $work ]]; then
             echo "# $b: no T2 pair-quiet line (a bench output from before 2026-12-06?): each pair's other work taken as 0 ns"
             work=0

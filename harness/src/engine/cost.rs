@@ -50,8 +50,10 @@ pub struct CostParams {
     /// A transfer between sockets (about 200 ns).
     pub t_remote: u64,
     /// A load or a plain store the CPU's own copy serves (0 by default: an L1 hit overlaps
-    /// the work around it; a Sharded pair's 23 loads and stores cost the bench next to nothing
-    /// beside its two locked RMWs).
+    /// the work around it). On the AMD EPYC host of 2026-12-06 a quiet Sharded pair's 23 loads
+    /// and stores, with its branches and calls, cost the bench about 5 ns beside its two locked
+    /// RMWs; the validation (`super::validate`) adds such work per pair, measured by the
+    /// bench's T2, rather than per access.
     pub t_hit: u64,
     /// A read-modify-write the CPU's own copy serves: a locked instruction, about 5.5-6 ns on
     /// the host the defaults come from even on an owned line, about 10 on an AMD EPYC one

@@ -48,14 +48,16 @@ const PAIRS: usize = 5_000;
 #[cfg(nohz_linecount)]
 const PAIR_JITTER_NS: u64 = 10;
 
+/// T8a's sticky design: `Sharded` with each CPU's bit in a shard of its own.
+#[cfg(nohz_linecount)]
+type Sticky = nohz::Sharded<2, nohz::beyond::sharded::Contiguous<1>>;
+
 /// Every variant the bench's T1, T3 and T8a lines compare, predicted with `params`, each crate
 /// pair doing `work` ns of work besides its atomic accesses (the `mask-only` floor and the
 /// calibration patterns are atomic accesses alone).
 #[cfg(nohz_linecount)]
 pub fn predict(params: CostParams, work: u64) -> Vec<Prediction> {
-    use nohz::beyond::sharded::Contiguous;
-    use nohz::{Legacy, Patched, Scalable, Sharded};
-    type Sticky = Sharded<2, Contiguous<1>>;
+    use nohz::{Legacy, Patched, Scalable};
     vec![
         Prediction {
             name: "legacy",
@@ -465,7 +467,6 @@ mod tests {
     #[test]
     fn a_pairs_other_work_is_counted_in_its_time_and_the_floor_has_none() {
         // Quiet, the sticky pair is its two locked RMWs on lines of its own, plus its work.
-        type Sticky = nohz::Sharded<2, nohz::beyond::sharded::Contiguous<1>>;
         let params = CostParams::default();
         assert_eq!(pairs::<Sticky>(params, false, 0), 2.0 * params.t_rmw as f64);
         assert_eq!(
