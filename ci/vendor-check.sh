@@ -11,8 +11,9 @@
 #   3. run the README's quick start (its rust block, read from the copy's README) as a host
 #      program against the copy, as `cargo test --doc` runs it in this repository;
 #   4. build the copy with plain rustc, as the section's last paragraph says: the three
-#      dependencies (their sources from cargo's registry; their editions and features from
-#      `cargo metadata`), the crate with the README's command line, then the kernel against it.
+#      dependencies (their sources from cargo's registry, their editions from `cargo metadata`,
+#      which must show no feature on: the README passes no `--cfg`), the crate with the
+#      README's command line, then the kernel against it.
 # Making a lock file asks crates.io for the index; offline, cargo's cache answers instead.
 # The last line says what was built. usage: ci/vendor-check.sh
 set -euo pipefail
@@ -42,7 +43,10 @@ lock() {
     })
 }
 
-if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-none; then
+# (Outputs are read whole before grep sees them: under pipefail, a grep -q that stops early
+# fails its pipeline.)
+installed=$(rustup target list --installed 2>/dev/null || true)
+if grep -qx x86_64-unknown-none <<<"$installed"; then
     target=x86_64-unknown-none
 else
     target=$(rustc -vV | sed -n 's/^host: //p')
@@ -82,7 +86,8 @@ deps=$(cd "$kernel" && cargo tree -p nohz -e normal --prefix none --target "$tar
     awk '$1 != "nohz" { print $1 }' | sort -u | paste -sd' ')
 [[ $deps == "bitflags crossbeam-utils static_assertions" ]] ||
     fail "nohz depends on '$deps', not on the three the README names"
-if (cd "$kernel" && cargo tree -e features --target "$target") | grep -q 'feature "std"'; then
+tree=$(cd "$kernel" && cargo tree -e features --target "$target")
+if grep -q 'feature "std"' <<<"$tree"; then
     fail "the kernel's dependency tree turns a std feature on"
 fi
 echo "vendor-check: kernel built for $target against vendor/nohz (dependencies: $deps)"
@@ -117,7 +122,7 @@ nohz_rustc="rustc --edition 2024 --crate-type rlib --crate-name nohz src/lib.rs"
 grep -qF "\`$nohz_rustc\`" "$copy/README.md" || fail "README.md no longer says \`$nohz_rustc\`"
 out=$tmp/rustc
 mkdir -p "$out"
-# One line per dependency of nohz: crate name, edition, lib source, features (comma-separated).
+# One line per dependency of nohz: crate name, edition, lib source.
 (cd "$kernel" && cargo metadata --quiet --format-version 1 --filter-platform "$target") |
     python3 -c '
 import json, sys
@@ -126,16 +131,18 @@ pkgs = {p["id"]: p for p in meta["packages"]}
 nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
 nohz = next(i for i, p in pkgs.items() if p["name"] == "nohz")
 for dep in nodes[nohz]["deps"]:
-    if nodes[dep["pkg"]]["deps"]:
-        sys.exit(pkgs[dep["pkg"]]["name"] + " has dependencies of its own")
+    name, node = pkgs[dep["pkg"]]["name"], nodes[dep["pkg"]]
+    if node["deps"]:
+        sys.exit(f"vendor-check: error: {name} has dependencies of its own")
+    if node["features"]:
+        on = ", ".join(node["features"])
+        sys.exit(f"vendor-check: error: {name} has features on ({on}); the README passes none")
     lib = next(t for t in pkgs[dep["pkg"]]["targets"] if "lib" in t["kind"])
-    print(dep["name"], lib["edition"], lib["src_path"], ",".join(nodes[dep["pkg"]]["features"]))
+    print(dep["name"], lib["edition"], lib["src_path"])
 ' >"$out/deps"
 externs=()
-while read -r name edition src features; do
-    cfgs=()
-    for f in ${features//,/ }; do cfgs+=(--cfg "feature=\"$f\""); done
-    rustc --crate-name "$name" --edition "$edition" --crate-type rlib "${cfgs[@]}" -O \
+while read -r name edition src; do
+    rustc --crate-name "$name" --edition "$edition" --crate-type rlib -O \
         --cap-lints allow --target "$target" --out-dir "$out" "$src"
     externs+=(--extern "$name=$out/lib$name.rlib")
 done <"$out/deps"
