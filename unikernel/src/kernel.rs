@@ -8,6 +8,7 @@ use crate::{checks, glue};
 use core::sync::atomic::{
     AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
 };
+use nohz::platform::CpuIdleType;
 use nohz::{IdleExit, Policy};
 use spin::Mutex;
 
@@ -508,13 +509,15 @@ pub fn kick_handled(i: usize, queued: bool) {
 }
 
 /// `Balance::balance_domains` run by `by` for `cpu`: an idle CPU pulls up to two tasks from
-/// the busiest run queue. Returns `idle` back.
-pub fn balance<P: Policy>(k: &Kernel<P>, by: usize, cpu: usize, idle: bool) -> bool {
+/// the busiest run queue. Returns the jiffies until `cpu` balances again: 4 idle, 16 busy (the
+/// kernel's busy factor, `get_sd_balance_interval`).
+pub fn balance<P: Policy>(k: &Kernel<P>, by: usize, cpu: usize, idle: CpuIdleType) -> usize {
     ILB_VISITS.fetch_add(u64::from(by != cpu), Relaxed);
+    let idle = idle == CpuIdleType::Idle;
     if idle && checks::idle_cpu(k, cpu) {
         pull(k, cpu, 2);
     }
-    idle
+    if idle { 4 } else { 16 }
 }
 
 /// One CPU's life: run tasks, balance when out of them, idle when nothing came. Interrupts

@@ -21,7 +21,8 @@
 //!   sched timer's software state, the model RCU.
 //! - [`platform`]: every trait impl; [`glue`]: the embedding's helpers (CPU ids, the run-queue
 //!   facts, the interrupt dispatch). The kernel calls the crate's entry points inline where it
-//!   does each thing; `ci/unikernel-glue.sh` counts all of it.
+//!   does each thing; `ci/unikernel-glue.sh` counts all of it, and fails if a trait impl
+//!   holds a branch or a loop (an impl forwards; the kernel decides).
 //! - [`checks`]: the reads of the crate's state the scenario's checks make.
 //! - [`scenario`]: the phases and the table.
 //!

@@ -14,14 +14,15 @@ use nohz::platform::{
     Topology,
 };
 use nohz::{
-    CpuId, CpuMask, Jiffies, Machine, NrCpuIds, Patched, PerCpu, StaticKey, Timekeeper,
-    WarnSink, Warnings, per_cpu,
+    CpuId, CpuMask, Jiffies, Machine, NrCpuIds, Patched, PerCpu, StaticKey, Timekeeper, WarnSink,
+    Warnings, per_cpu,
 };
 
 const NR_CPUS: usize = 256;
+const HZ: u32 = 1000;
 
 static IDLE_CPUS: CpuMask<{ NR_CPUS / 64 }> = CpuMask::new();
-static TIME: Timekeeper<1000> = Timekeeper::new();
+static TIME: Timekeeper<HZ> = Timekeeper::new();
 static IRQTIME: StaticKey = StaticKey::new_false();
 static WARNINGS: Warnings<NR_CPUS> = Warnings::new();
 static TICKS: PerCpu<core::sync::atomic::AtomicU64, NR_CPUS> =
@@ -31,7 +32,9 @@ static TICKS: PerCpu<core::sync::atomic::AtomicU64, NR_CPUS> =
 static MACHINE: nohz::machine!(Patched, NR_CPUS) = Machine::new();
 static NOW_NS: AtomicU64 = AtomicU64::new(0);
 static NEED_RESCHED: AtomicBool = AtomicBool::new(false);
-static TICK_AT: AtomicU64 = AtomicU64::new(0);
+/// Each CPU's sched timer: its expiry (kept after a cancel), and whether it is armed.
+static TICK_AT: PerCpu<AtomicU64, NR_CPUS> = per_cpu![AtomicU64::new(0)];
+static TICK_ARMED: PerCpu<AtomicBool, NR_CPUS> = per_cpu![AtomicBool::new(false)];
 
 type Cpu = CpuId<NR_CPUS>;
 
@@ -40,6 +43,7 @@ type Cpu = CpuId<NR_CPUS>;
 struct Kernel;
 
 impl Clock for Kernel {
+    const HZ: u32 = HZ;
     fn jiffies(&self) -> Jiffies {
         TIME.jiffies()
     }
@@ -76,12 +80,15 @@ impl TickHardware<NR_CPUS> for Kernel {
     fn update_jiffies(&self, now: u64) {
         TIME.update(now);
     }
-    fn program_tick(&self, _cpu: Cpu, expires: u64) {
-        TICK_AT.store(expires, Relaxed);
+    fn program_tick(&self, cpu: Cpu, expires: u64) {
+        TICK_AT.get(cpu).store(expires, Relaxed);
+        TICK_ARMED.get(cpu).store(true, Relaxed);
     }
-    fn cancel_tick(&self, _cpu: Cpu) {}
-    fn tick_expiry(&self, _cpu: Cpu) -> u64 {
-        TICK_AT.load(Relaxed)
+    fn cancel_tick(&self, cpu: Cpu) {
+        TICK_ARMED.get(cpu).store(false, Relaxed);
+    }
+    fn tick_expiry(&self, cpu: Cpu) -> u64 {
+        TICK_AT.get(cpu).load(Relaxed)
     }
 }
 impl IdleHooks<NR_CPUS> for Kernel {
