@@ -49,6 +49,7 @@
 
 mod check;
 pub mod cost;
+mod metrics;
 pub mod scenario;
 pub mod topo;
 pub mod validate;
@@ -62,8 +63,7 @@ use nohz::platform::{
     NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
 };
 use nohz::{
-    IdleExit, Jiffies, KickDecision, KickOutcome, Machine, NohzFlags, Policy, RqFacts, Timekeeper,
-    TsFlags,
+    IdleExit, Jiffies, KickDecision, Machine, NohzFlags, Policy, RqFacts, Timekeeper, TsFlags,
 };
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -72,6 +72,9 @@ use std::ops::Range;
 use std::rc::Rc;
 use topo::{Domain, Shape};
 use work::{Source, TaskKind, Workload, around, gap};
+
+use metrics::Counts;
+pub use metrics::{Outcome, warmup};
 
 /// The `Sharded` policy the engine runs: the shipped modes (shards by LLC of at most 64
 /// CPUs, `LocalFirst`, `Hint`), with room for a shard per LLC down to LLCs of 8 CPUs at the
@@ -190,78 +193,6 @@ impl Plant {
             Plant::HotplugOrder => "hotplug-order",
         }
     }
-}
-
-/// What one run did. Everything here is a function of the configuration and the seed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Outcome {
-    /// The policy's name.
-    pub policy: &'static str,
-    /// The bug planted (`none` for the crate as it is).
-    pub plant: &'static str,
-    /// Logical CPUs.
-    pub cpus: usize,
-    /// Simulated seconds.
-    pub sim_seconds: f64,
-    /// Events processed.
-    pub events: u64,
-    /// Tasks that ran to their end.
-    pub tasks_completed: u64,
-    /// Runs completed (a task's run before it blocks or exits).
-    pub runs_completed: u64,
-    /// Ticks that ran on a CPU running a task.
-    pub busy_ticks: u64,
-    /// Busy ticks whose balance trigger found balancing due (it got as far as a decision).
-    pub due_ticks: u64,
-    /// Ticks that ran on an idle CPU (its tick not stopped).
-    pub idle_ticks: u64,
-    /// nohz kick IPIs sent.
-    pub kicks_sent: u64,
-    /// ILB passes run (a kick handled with flags, on a CPU still idle).
-    pub ilb_passes: u64,
-    /// ILB passes per CPU, CPU 0 first.
-    pub ilb_duty: Vec<u64>,
-    /// Tasks pulled by newidle balancing.
-    pub pulled_newidle: u64,
-    /// Tasks pulled by a CPU's own periodic balancing.
-    pub pulled_periodic: u64,
-    /// Tasks pulled by an ILB pass on an idle CPU's behalf.
-    pub pulled_ilb: u64,
-    /// Idle-loop entries.
-    pub idle_entries: u64,
-    /// Idle states entered (`cpuidle_enter` that halted): more than the entries when
-    /// interrupts end an idle state without ending the idle loop.
-    pub halts: u64,
-    /// Of those, entered with the tick stopped (the governor, if any, let it stop).
-    pub stopped_halts: u64,
-    /// CPUs taken offline and brought back.
-    pub hotplug_cycles: u64,
-    /// Takedowns the crate refused (`sched_cpu_deactivate`'s errors).
-    pub hotplug_refused: u64,
-    /// Nanoseconds all CPUs together spent running tasks.
-    pub busy_ns: u64,
-    /// Nanoseconds all CPUs together spent halted in their idle state.
-    pub idle_ns: u64,
-    /// Of those, halted with the tick stopped but out of the idle mask: invisible to the idle
-    /// balancer (what seed 001 fixes).
-    pub invisible_idle_ns: u64,
-    /// Invariant checks made (each predicate on each CPU).
-    pub checks: u64,
-    /// Invariant violations.
-    pub violations: u64,
-    /// The first violation, with its time.
-    pub first_violation: Option<String>,
-    /// Warnings the crate counted.
-    pub warnings: u64,
-    /// Batches finished (closed-loop batch sources).
-    pub batches_done: u64,
-    /// Median time from a batch's arrival to its last task's end, in milliseconds.
-    pub batch_ms: Option<f64>,
-    /// Nanoseconds all CPUs together spent in the crate's code after the warm-up
-    /// ([`warmup`]), by the cost model (0 without the counting build).
-    pub kernel_ns: u64,
-    /// The cost model's findings (the counting build only).
-    pub cost: Option<cost::CostReport>,
 }
 
 /// An event, for CPU `cpu` at a time.
@@ -393,32 +324,6 @@ struct CpuSt {
     idle_seen: Cell<u64>,
 }
 
-/// Counters of the run.
-#[derive(Debug, Default)]
-struct Counts {
-    events: u64,
-    tasks_completed: u64,
-    runs_completed: u64,
-    busy_ticks: u64,
-    due_ticks: u64,
-    idle_ticks: u64,
-    kicks_sent: u64,
-    ilb_passes: u64,
-    pulled_newidle: u64,
-    pulled_periodic: u64,
-    pulled_ilb: u64,
-    idle_entries: u64,
-    halts: u64,
-    stopped_halts: u64,
-    hotplug_cycles: u64,
-    hotplug_refused: u64,
-    checks: u64,
-    violations: u64,
-    first_violation: Option<String>,
-    batches_done: u64,
-    batch_ns: Vec<u64>,
-}
-
 /// A batch source's state: tasks of the current batch still running, and when it came.
 #[derive(Debug, Default, Clone, Copy)]
 struct BatchSt {
@@ -537,10 +442,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             .borrow_mut()
             .pop()
             .map(|Reverse((at, _, cpu, ev))| (at, cpu, ev))
-    }
-
-    fn count(&self, f: impl FnOnce(&mut Counts)) {
-        f(&mut self.counts.borrow_mut());
     }
 
     fn draw(&self, f: impl FnOnce(&mut fastrand::Rng) -> u64) -> u64 {
@@ -710,7 +611,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             return;
         }
         let s = &self.cpus[c];
-        s.kernel_ns.set(s.kernel_ns.get() + spent);
+        s.credit_kernel(spent);
         if s.curr.get().is_some() {
             s.stolen.set(s.stolen.get() + spent);
             s.done_at.set(s.done_at.get() + spent);
@@ -723,7 +624,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let s = &self.cpus[c];
         let t = s.curr.take()?;
         let ran = self.now() - s.run_start.get();
-        s.busy_ns.set(s.busy_ns.get() + ran);
+        s.credit_busy(ran);
         let mut tasks = self.tasks.borrow_mut();
         tasks[t].left = tasks[t]
             .left
@@ -945,7 +846,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let irq = y.suspend(Halt::Halted);
         s.halted.set(false);
         let slept = self.now() - s.halted_at.get();
-        s.idle_ns.set(s.idle_ns.get() + slept);
+        s.credit_idle(slept);
         // The menu governor's rule for a wakeup by the tick it kept: the idle period would
         // have lasted until the CPU's next timer, so that (capped) is what it learns.
         let measured = if irq == Irq::Tick && !stopped {
@@ -959,9 +860,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         hist[(s.idle_seen.get() % IDLE_HISTORY as u64) as usize] = measured;
         s.idle_hist.set(hist);
         s.idle_seen.set(s.idle_seen.get() + 1);
-        if s.halted_invisible.get() {
-            s.invisible_ns.set(s.invisible_ns.get() + slept);
-        }
         self.handle_irq(c, irq, ctx);
     }
 
@@ -1259,36 +1157,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             }
         }
         false
-    }
-
-    /// A kick's flags are on its target right after it (the reference model's check).
-    fn check_kick(&self, decision: Option<KickDecision<CAP>>) {
-        let Some(KickDecision::Kick { flags, outcome }) = decision else {
-            return;
-        };
-        let (KickOutcome::Sent(t) | KickOutcome::RodeAlong(t) | KickOutcome::AlreadyPending(t)) =
-            outcome
-        else {
-            return;
-        };
-        let on = cost::unrecorded(|| self.m.rq(t).nohz_flags().load());
-        self.count(|n| n.checks += 1);
-        if !on.contains(flags) {
-            self.record_violation(format!(
-                "at {} ns: the kick's flags {flags:?} are not on CPU {} ({on:?})",
-                self.now(),
-                t.index()
-            ));
-        }
-    }
-
-    fn record_violation(&self, what: String) {
-        self.count(|n| {
-            n.violations += 1;
-            if n.first_violation.is_none() {
-                n.first_violation = Some(what);
-            }
-        });
     }
 }
 
@@ -1644,9 +1512,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             if !warm && at >= warmup(sim_ns) {
                 // The boot's storm (every CPU starting at once) is not the load's cost.
                 warm = true;
-                #[cfg(nohz_linecount)]
-                cost::reset_counts();
-                self.e.cpus.iter().for_each(|s| s.kernel_ns.set(0));
+                self.e.forget_warmup();
             }
             self.e.now.set(at);
             let (done, spent) = cost::on_cpu(c, at, || self.deliver(c, ev));
@@ -1665,68 +1531,6 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         self.e.check(true);
         Ok(())
     }
-
-    fn outcome(&self, sim_ns: u64, cost: Option<cost::CostReport>) -> Outcome {
-        let e = &*self.e;
-        let now = e.now();
-        let mut busy = 0;
-        let mut idle = 0;
-        let mut invisible = 0;
-        for s in &e.cpus {
-            busy += s.busy_ns.get() + s.curr.get().map_or(0, |_| now - s.run_start.get());
-            let halted = if s.halted.get() {
-                now - s.halted_at.get()
-            } else {
-                0
-            };
-            idle += s.idle_ns.get() + halted;
-            invisible += s.invisible_ns.get() + if s.halted_invisible.get() { halted } else { 0 };
-        }
-        let n = e.counts.borrow();
-        Outcome {
-            policy: P::NAME,
-            plant: e.plant.name(),
-            cpus: e.shape.cpus,
-            sim_seconds: sim_ns as f64 / 1e9,
-            events: n.events,
-            tasks_completed: n.tasks_completed,
-            runs_completed: n.runs_completed,
-            busy_ticks: n.busy_ticks,
-            due_ticks: n.due_ticks,
-            idle_ticks: n.idle_ticks,
-            kicks_sent: n.kicks_sent,
-            ilb_passes: n.ilb_passes,
-            ilb_duty: e.cpus.iter().map(|s| s.ilb_passes.get()).collect(),
-            pulled_newidle: n.pulled_newidle,
-            pulled_periodic: n.pulled_periodic,
-            pulled_ilb: n.pulled_ilb,
-            idle_entries: n.idle_entries,
-            halts: n.halts,
-            stopped_halts: n.stopped_halts,
-            hotplug_cycles: n.hotplug_cycles,
-            hotplug_refused: n.hotplug_refused,
-            busy_ns: busy,
-            idle_ns: idle,
-            invisible_idle_ns: invisible,
-            checks: n.checks,
-            violations: n.violations,
-            first_violation: n.first_violation.clone(),
-            warnings: e.m.warnings().total(e.m.nr_cpu_ids()),
-            batches_done: n.batches_done,
-            batch_ms: {
-                let ms: Vec<f64> = n.batch_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
-                crate::measure::median(&ms)
-            },
-            kernel_ns: e.cpus.iter().map(|s| s.kernel_ns.get()).sum(),
-            cost,
-        }
-    }
-}
-
-/// The first fifth of a run, whose kernel-function time the cost model does not count: every
-/// CPU starts at time 0 and takes the shared lines at once.
-pub fn warmup(sim_ns: u64) -> u64 {
-    sim_ns / 5
 }
 
 /// Stack of the thread a run makes: a machine of the engine's capacity is built in place,
@@ -1769,7 +1573,7 @@ fn run_here<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
     let report = cost::uninstall().map(|m| m.report(cfg.sim_ns - warmup(cfg.sim_ns)));
     #[cfg(not(nohz_linecount))]
     let report = None;
-    let outcome = runner.outcome(cfg.sim_ns, report);
+    let outcome = runner.e.outcome(cfg.sim_ns, report);
     // The idle coroutines hold the engine: drop them (unwinding their stacks) before it.
     runner.coros.clear();
     result.map(|()| outcome)
