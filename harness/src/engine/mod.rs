@@ -36,9 +36,10 @@
 //! [`SLICE_NS`] while others wait. A task runs, sleeps on a timer of the CPU it ran on, and is
 //! woken where it slept if that CPU is idle, else on an idle CPU of that CPU's cache, else
 //! where it slept (`select_idle_sibling`, simplified). The balancer ([`Balance`]) pulls from
-//! the busiest CPU of each scheduling domain ([`topo`]) with the kernel's per-domain intervals
+//! the busiest CPU of each scheduling domain with the kernel's per-domain intervals
 //! (`balance_interval` from the domain's weight, doubled while balanced, times the busy factor
-//! on a busy CPU).
+//! on a busy CPU). These scheduler parts, which the crate does not mirror, are the engine's
+//! own, one file per mechanism named after its C function, in `sched/`.
 //!
 //! # Checks
 //!
@@ -51,6 +52,7 @@ mod check;
 pub mod cost;
 mod metrics;
 pub mod scenario;
+mod sched;
 pub mod topo;
 pub mod validate;
 pub mod work;
@@ -65,12 +67,13 @@ use nohz::platform::{
 use nohz::{
     IdleExit, Jiffies, KickDecision, Machine, NohzFlags, Policy, RqFacts, Timekeeper, TsFlags,
 };
+use sched::Domain;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::ops::Range;
 use std::rc::Rc;
-use topo::{Domain, Shape};
+use topo::Shape;
 use work::{Source, TaskKind, Workload, around, gap};
 
 use metrics::Counts;
@@ -89,10 +92,6 @@ pub const SLICE_NS: u64 = 3_000_000;
 /// fire on a shared clock, so every CPU's tick comes at the same jiffy edge give or take
 /// interrupt delivery, and the first shared line every tick touches sees them all at once.
 pub const TICK_JITTER_NS: u64 = 2_000;
-
-/// Blocked load a CPU is left with when a task blocks there: decay passes until it is gone
-/// (each halves it).
-const BLOCKED: u32 = 8;
 
 /// Stack of one CPU's idle coroutine: `do_idle` and the interrupts it takes, debug builds
 /// included, with a wide margin.
@@ -522,31 +521,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// Where a waking task goes: where it slept if idle, else an idle CPU of that cache
-    /// (scanning on from it), else where it slept.
-    fn select_cpu(&self, t: usize) -> usize {
-        let (prev, allowed) = {
-            let task = &self.tasks.borrow()[t];
-            (task.prev, task.allowed.clone())
-        };
-        let usable = |c: usize| !self.cpus[c].leaving.get();
-        if usable(prev) && (allowed.len() == 1 || self.is_idle(prev)) {
-            return prev;
-        }
-        let llc = self.shape.llc_of(prev);
-        let n = llc.len();
-        (1..n)
-            .map(|k| llc.start + (prev - llc.start + k) % n)
-            .find(|&c| {
-                allowed.contains(&c) && self.is_idle(c) && !self.cpus[c].nohz_full && usable(c)
-            })
-            .unwrap_or(if usable(prev) {
-                prev
-            } else {
-                self.fallback(prev)
-            })
-    }
-
     /// Where work of `c`'s goes while `c` is leaving or offline: the first CPU of its cpuset,
     /// which never goes offline.
     fn fallback(&self, c: usize) -> usize {
@@ -637,7 +611,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
-        self.cpus[c].blocked.set(BLOCKED);
+        self.cpus[c].blocked.set(sched::BLOCKED);
         self.count(|n| n.runs_completed += 1);
         let (kind, runs_left, batch) = {
             let task = &self.tasks.borrow()[t];
@@ -685,7 +659,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     fn fire(&self, c: usize, act: Act) {
         match act {
             Act::Wake(t) => {
-                let to = self.select_cpu(t);
+                let to = self.select_idle_sibling(t);
                 self.enqueue(to, t);
             }
             Act::Arrive(src) => {
@@ -698,7 +672,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     return;
                 };
                 let t = self.new_task(*kind, c, None);
-                let to = self.select_cpu(t);
+                let to = self.select_idle_sibling(t);
                 self.enqueue(to, t);
                 self.arm_arrival(src, cpus.clone(), *per_sec);
             }
@@ -895,7 +869,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     tasks[t].allowed = self.shape.cpuset(c);
                 }
             }
-            let to = self.select_cpu(t);
+            let to = self.select_idle_sibling(t);
             self.enqueue(to, t);
         }
     }
@@ -1037,127 +1011,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let typical = s.idle_hist.get().iter().sum::<u64>() / IDLE_HISTORY as u64;
         timer.min(typical)
     }
-
-    // ---- balancing -------------------------------------------------------------------------
-
-    /// `decay` of `c`'s blocked load: halves it; whether any is left.
-    fn decay(&self, c: usize) -> bool {
-        let b = &self.cpus[c].blocked;
-        b.set(b.get() / 2);
-        b.get() > 0
-    }
-
-    /// Queued tasks of `c` that may run on `dst`.
-    fn movable(&self, c: usize, dst: usize) -> usize {
-        let tasks = self.tasks.borrow();
-        self.cpus[c]
-            .queue
-            .borrow()
-            .iter()
-            .filter(|&&t| tasks[t].allowed.contains(&dst))
-            .count()
-    }
-
-    /// `load_balance` of `dst` over `span`: finds the busiest CPU (most tasks, with a task
-    /// `dst` may take; the lowest-numbered on a tie) and moves half the difference, at most
-    /// `cap` tasks, from its queue's tail. Returns how many moved.
-    fn load_balance(&self, dst: usize, span: Range<usize>, cap: usize) -> usize {
-        if self.cpus[dst].leaving.get() {
-            return 0;
-        }
-        let mine = self.nr(dst);
-        let mut busiest: Option<(usize, usize)> = None;
-        for c in span {
-            if c == dst {
-                continue;
-            }
-            let nr = self.nr(c);
-            if nr >= mine + 2 && busiest.is_none_or(|(_, b)| nr > b) && self.movable(c, dst) > 0 {
-                busiest = Some((c, nr));
-            }
-        }
-        let Some((src, nr)) = busiest else { return 0 };
-        let want = ((nr - mine) / 2).clamp(1, cap);
-        let mut moved = Vec::new();
-        {
-            let tasks = self.tasks.borrow();
-            let mut q = self.cpus[src].queue.borrow_mut();
-            let mut k = q.len();
-            while k > 0 && moved.len() < want {
-                k -= 1;
-                if tasks[q[k]].allowed.contains(&dst) {
-                    moved.push(q.remove(k).expect("index in range"));
-                }
-            }
-        }
-        self.publish(src, nr);
-        for &t in &moved {
-            self.enqueue(dst, t);
-        }
-        moved.len()
-    }
-
-    /// `sched_balance_domains` for `cpu`, run by `by`.
-    fn balance_domains(&self, by: usize, cpu: usize, idle: CpuIdleType) -> Jiffies {
-        let now = self.time.jiffies();
-        let online = self.shape.cpus;
-        let mut busy = idle == CpuIdleType::NotIdle;
-        let mut next = now.add(60 * HZ as usize);
-        let levels = self.cpus[cpu].domains.borrow().len();
-        for k in 0..levels {
-            let (span, last, interval) = {
-                let d = &self.cpus[cpu].domains.borrow()[k];
-                (d.span.clone(), d.last_balance, d.interval(busy, HZ, online))
-            };
-            let mut last = Jiffies::new(last);
-            let mut interval = interval;
-            if now.is_after_eq(last.add(interval)) {
-                let moved = self.load_balance(cpu, span, usize::MAX);
-                if moved > 0 {
-                    self.count(|n| {
-                        if by == cpu {
-                            n.pulled_periodic += moved as u64;
-                        } else {
-                            n.pulled_ilb += moved as u64;
-                        }
-                    });
-                    busy = false;
-                }
-                let mut doms = self.cpus[cpu].domains.borrow_mut();
-                let d = &mut doms[k];
-                if moved > 0 {
-                    d.balance_interval = d.min_interval();
-                } else if d.balance_interval < d.max_interval() {
-                    d.balance_interval *= 2;
-                }
-                d.last_balance = now.get();
-                last = now;
-                interval = d.interval(busy, HZ, online);
-            }
-            if next.is_after(last.add(interval)) {
-                next = last.add(interval);
-            }
-        }
-        next
-    }
-
-    /// The newidle domain walk: one task from the busiest CPU of the lowest domain that has
-    /// one to give.
-    fn newidle_pull(&self, c: usize) -> bool {
-        let spans: Vec<Range<usize>> = self.cpus[c]
-            .domains
-            .borrow()
-            .iter()
-            .map(|d| d.span.clone())
-            .collect();
-        for span in spans {
-            if self.load_balance(c, span, 1) > 0 {
-                self.count(|n| n.pulled_newidle += 1);
-                return true;
-            }
-        }
-        false
-    }
 }
 
 // ---- the platform ------------------------------------------------------------------------
@@ -1227,7 +1080,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
         self.e.decay(cpu.index())
     }
     fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
-        self.e.balance_domains(by.index(), cpu.index(), idle)
+        self.e.sched_balance_domains(by.index(), cpu.index(), idle)
     }
     fn newidle_domain(&self, cpu: Cpu) -> NewidleDomain {
         let set = self.e.shape.cpuset_index(cpu.index());
