@@ -50,6 +50,7 @@
 
 mod check;
 pub mod cost;
+mod load;
 mod metrics;
 pub mod scenario;
 mod sched;
@@ -60,6 +61,7 @@ pub mod work;
 use crate::sim::{CAP, Cpu, Mach};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+use load::BatchSt;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
     NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
@@ -74,7 +76,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::ops::Range;
 use std::rc::Rc;
 use topo::Shape;
-use work::{Source, TaskKind, Workload, around, gap};
+use work::{TaskKind, Workload, around, gap};
 
 use metrics::Counts;
 pub use metrics::{Outcome, warmup};
@@ -321,13 +323,6 @@ struct CpuSt {
     /// The last idle periods (halts), for the governor; `idle_seen` counts them all.
     idle_hist: Cell<[u64; IDLE_HISTORY]>,
     idle_seen: Cell<u64>,
-}
-
-/// A batch source's state: tasks of the current batch still running, and when it came.
-#[derive(Debug, Default, Clone, Copy)]
-struct BatchSt {
-    left: usize,
-    at: u64,
 }
 
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
@@ -655,84 +650,18 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// A wakeup timer fired on `c`.
+    /// A wakeup timer fired on `c`: a sleeping task wakes, or a source of the load acts
+    /// (`load/`).
     fn fire(&self, c: usize, act: Act) {
         match act {
             Act::Wake(t) => {
                 let to = self.select_idle_sibling(t);
                 self.enqueue(to, t);
             }
-            Act::Arrive(src) => {
-                let Source::Arrivals {
-                    cpus,
-                    per_sec,
-                    kind,
-                } = &self.workload.sources[src]
-                else {
-                    return;
-                };
-                let t = self.new_task(*kind, c, None);
-                let to = self.select_idle_sibling(t);
-                self.enqueue(to, t);
-                self.arm_arrival(src, cpus.clone(), *per_sec);
-            }
-            Act::Device(src) => {
-                if let Source::Interrupts { per_sec, .. } = &self.workload.sources[src] {
-                    self.arm_device(c, src, *per_sec);
-                }
-            }
-            Act::Batch(src) => {
-                let Source::Batches { n, kind, .. } = &self.workload.sources[src] else {
-                    return;
-                };
-                self.batches.borrow_mut()[src] = BatchSt {
-                    left: *n,
-                    at: self.now(),
-                };
-                for _ in 0..*n {
-                    let t = self.new_task(*kind, c, Some(src));
-                    self.enqueue(c, t);
-                }
-            }
+            Act::Arrive(src) => self.arrive(c, src),
+            Act::Device(src) => self.device_interrupt(c, src),
+            Act::Batch(src) => self.batch_arrives(c, src),
         }
-    }
-
-    /// A task of batch source `src` ended: the batch is done with its last task, and
-    /// the next one comes after the gap.
-    fn batch_task_done(&self, src: usize) {
-        let Source::Batches { on, gap_ns, .. } = &self.workload.sources[src] else {
-            return;
-        };
-        let done = {
-            let mut b = self.batches.borrow_mut();
-            b[src].left -= 1;
-            (b[src].left == 0).then_some(b[src].at)
-        };
-        if let Some(at) = done {
-            let took = self.now() - at;
-            self.count(|n| {
-                n.batches_done += 1;
-                n.batch_ns.push(took);
-            });
-            self.arm_timer(*on, self.now() + gap_ns, Act::Batch(src));
-        }
-    }
-
-    /// The time of the next event of a stream of `per_sec` a second on average.
-    fn next_of(&self, per_sec: u64) -> u64 {
-        let mean = (1_000_000_000 / per_sec.max(1)).max(1);
-        self.now() + self.draw(|r| gap(r, mean))
-    }
-
-    fn arm_device(&self, cpu: usize, src: usize, per_sec: u64) {
-        let at = self.next_of(per_sec);
-        self.arm_timer(cpu, at, Act::Device(src));
-    }
-
-    fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
-        let at = self.next_of(per_sec);
-        let cpu = self.draw(|r| r.u64(cpus.start as u64..cpus.end as u64)) as usize;
-        self.arm_timer(cpu, at, Act::Arrive(src));
     }
 
     /// One interrupt on `c`, through the crate's driver layer.
@@ -1327,25 +1256,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             e.current.set(Some(c));
             cost::on_cpu(c, 0, || e.m.cpu_starting(e.id(c), &e.ctx()));
         }
-        for (k, src) in e.workload.sources.iter().enumerate() {
-            match src {
-                Source::Initial { cpus, n, kind } => {
-                    for j in 0..*n {
-                        let c = cpus.start + j % cpus.len().max(1);
-                        e.current.set(Some(c));
-                        let t = e.new_task(*kind, c, None);
-                        e.enqueue(c, t);
-                    }
-                }
-                Source::Arrivals { cpus, per_sec, .. } => e.arm_arrival(k, cpus.clone(), *per_sec),
-                Source::Batches { on, gap_ns, .. } => e.arm_timer(*on, *gap_ns, Act::Batch(k)),
-                Source::Interrupts { cpus, per_sec } => {
-                    for c in cpus.clone() {
-                        e.arm_device(c, k, *per_sec);
-                    }
-                }
-            }
-        }
+        e.start_load();
         for c in 0..n {
             let (done, spent) = cost::on_cpu(c, 0, || self.schedule(c));
             done?;
