@@ -50,6 +50,8 @@
 
 mod check;
 pub mod cost;
+mod governor;
+mod hotplug;
 mod load;
 mod metrics;
 pub mod scenario;
@@ -76,8 +78,9 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::ops::Range;
 use std::rc::Rc;
 use topo::Shape;
-use work::{TaskKind, Workload, around, gap};
+use work::{TaskKind, Workload, around};
 
+pub use governor::{Governor, IDLE_HISTORY};
 use metrics::Counts;
 pub use metrics::{Outcome, warmup};
 
@@ -127,40 +130,6 @@ pub struct Config {
     /// time, for half this long, never the first CPU of a cpuset.
     pub hotplug_every_ns: u64,
 }
-
-/// The cpuidle governor the engine's platform runs (`cpuidle_select`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Governor {
-    /// No cpuidle driver: every idle pass stops the tick (`cpuidle_select` answers `None`,
-    /// the default idle path).
-    #[default]
-    None,
-    /// A menu-like governor: it predicts the coming idle period as the shorter of the time to
-    /// the CPU's next timer and the mean of its last [`IDLE_HISTORY`] idle periods, and asks
-    /// to stop the tick only when that is at least a tick long (the menu governor's
-    /// `predicted_ns < TICK_NSEC` rule; the crate keeps a tick stopped once it is).
-    Menu,
-}
-
-impl Governor {
-    /// The governor's name (`none`, `menu`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Governor::None => "none",
-            Governor::Menu => "menu",
-        }
-    }
-}
-
-/// How long the grace period a dying CPU waits for in `sched_cpu_deactivate` lasts.
-const GRACE_NS: u64 = 50_000;
-
-/// How many past idle periods the menu-like governor averages.
-pub const IDLE_HISTORY: usize = 8;
-
-/// The longest idle period the menu-like governor learns (the menu governor's 9/10 of
-/// `MAX_INTERESTING`, 50 ms).
-const MENU_MAX_NS: u64 = 45_000_000;
 
 /// A bug the engine can plant, to show that its checks catch it.
 ///
@@ -516,12 +485,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// Where work of `c`'s goes while `c` is leaving or offline: the first CPU of its cpuset,
-    /// which never goes offline.
-    fn fallback(&self, c: usize) -> usize {
-        self.shape.cpuset(c).start
-    }
-
     /// Queues task `t` on `c` and wakes `c` if it idles (need_resched, and a reschedule IPI
     /// unless `c` is this CPU); a NO_HZ_FULL CPU is sent the IPI anyway, so that it looks at
     /// its tick dependency again (`tick_nohz_full_kick_cpu`).
@@ -750,195 +713,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         s.halted.set(false);
         let slept = self.now() - s.halted_at.get();
         s.credit_idle(slept);
-        // The menu governor's rule for a wakeup by the tick it kept: the idle period would
-        // have lasted until the CPU's next timer, so that (capped) is what it learns.
-        let measured = if irq == Irq::Tick && !stopped {
-            let next = s.timers.borrow().first().map(|&(at, _)| at);
-            next.map_or(MENU_MAX_NS, |at| at.saturating_sub(s.halted_at.get()))
-                .min(MENU_MAX_NS)
-        } else {
-            slept
-        };
-        let mut hist = s.idle_hist.get();
-        hist[(s.idle_seen.get() % IDLE_HISTORY as u64) as usize] = measured;
-        s.idle_hist.set(hist);
-        s.idle_seen.set(s.idle_seen.get() + 1);
+        self.menu_update(c, irq == Irq::Tick && !stopped, slept);
         self.handle_irq(c, irq, ctx);
-    }
-
-    // ---- hotplug ---------------------------------------------------------------------------
-
-    /// The next CPU to take offline, and when: any but the first of a cpuset.
-    fn arm_hotplug(&self) {
-        if self.hotplug_every == 0 {
-            return;
-        }
-        let n = self.shape.cpus as u64;
-        let c = loop {
-            let c = self.draw(|r| r.u64(1..n)) as usize;
-            if self.fallback(c) != c {
-                break c;
-            }
-        };
-        let at = self.now() + self.draw(|r| gap(r, self.hotplug_every));
-        self.push(at, c, Ev::Hotplug);
-    }
-
-    /// `c`'s queued tasks go to other CPUs (`balance_push`): an idle CPU of its cache, else
-    /// the first CPU of its cpuset; a task bound to `c` loses its binding (the kernel's
-    /// `select_fallback_rq`).
-    fn push_tasks_away(&self, c: usize) {
-        let before = self.nr(c);
-        let tasks: Vec<usize> = self.cpus[c].queue.borrow_mut().drain(..).collect();
-        self.publish(c, before);
-        for t in tasks {
-            {
-                let mut tasks = self.tasks.borrow_mut();
-                if tasks[t].allowed.len() == 1 {
-                    tasks[t].allowed = self.shape.cpuset(c);
-                }
-            }
-            let to = self.select_idle_sibling(t);
-            self.enqueue(to, t);
-        }
-    }
-
-    /// The hotplug thread's takedown of `c`, on `c`'s coroutine (its grace period idles the
-    /// CPU): `sched_cpu_deactivate`, the tasks pushed away, `cpu_dying`.
-    fn takedown(&self, c: usize, ctx: &Ctx<'_, P, HZ>) -> Halt {
-        let s = &self.cpus[c];
-        let cpu = self.id(c);
-        self.push_tasks_away(c);
-        // The hotplug thread runs on the CPU.
-        s.idle_current.set(false);
-        self.publish(c, 0);
-        let refused = if self.plant == Plant::HotplugOrder {
-            nohz_testing::sched_cpu_deactivate_old_order(&self.m, cpu, ctx).is_err()
-        } else {
-            self.m.sched_cpu_deactivate(cpu, ctx).is_err()
-        };
-        if refused {
-            return Halt::Refused;
-        }
-        s.down.set(true);
-        self.count(|n| n.checks += 1);
-        if cost::unrecorded(|| self.m.nohz_idle_test(cpu)) {
-            self.record_violation(format!(
-                "at {} ns: CPU {c} is in the idle mask after its deactivation",
-                self.now()
-            ));
-        }
-        self.push_tasks_away(c);
-        if let Err(err) = self.m.cpu_dying(cpu, ctx) {
-            self.record_violation(format!("at {} ns: cpu_dying({c}): {err}", self.now()));
-        }
-        s.idle_current.set(true);
-        self.publish(c, 0);
-        Halt::Down
-    }
-
-    /// The grace period `sched_cpu_deactivate` waits for, on the dying CPU `c`: its idle
-    /// task runs (the crate's `do_idle`) until the grace period ends.
-    fn grace_idle(&self, c: usize, ctx: &Ctx<'_, P, HZ>) {
-        let s = &self.cpus[c];
-        let cpu = self.id(c);
-        s.idle_current.set(true);
-        self.publish(c, 0);
-        s.grace.set(true);
-        s.in_idle.set(true);
-        self.push(self.now() + GRACE_NS, c, Ev::GraceEnd);
-        while s.grace.get() {
-            s.need_resched.set(false);
-            if self.m.do_idle(cpu, ctx) == IdleExit::CpuDead {
-                self.record_violation(format!(
-                    "at {} ns: CPU {c} left do_idle as dead in its grace period",
-                    self.now()
-                ));
-                break;
-            }
-        }
-        s.in_idle.set(false);
-        s.need_resched.set(false);
-        s.idle_current.set(false);
-        self.publish(c, 0);
-    }
-
-    /// `c` comes back online: `cpu_starting`, `sched_cpu_activate`, then checks that it is in
-    /// a freshly booted CPU's state.
-    fn bring_up(&self, c: usize) {
-        let s = &self.cpus[c];
-        let cpu = self.id(c);
-        let ctx = self.ctx();
-        s.offline.set(false);
-        self.m.cpu_starting(cpu, &ctx);
-        if let Err(err) = self.m.sched_cpu_activate(cpu, &ctx) {
-            self.record_violation(format!(
-                "at {} ns: sched_cpu_activate({c}): {err}",
-                self.now()
-            ));
-        }
-        let fresh = cost::unrecorded(|| {
-            let rq = self.m.rq(cpu);
-            let ts = self.m.tick_sched(cpu);
-            !self.m.nohz_idle_test(cpu)
-                && rq.nohz_flags().load().is_empty()
-                && !rq.csd_busy()
-                && !rq.nohz_tick_stopped()
-                && !self.m.nohz_idle(cpu)
-                && ts.flags() == TsFlags::NOHZ | TsFlags::HIGHRES
-                && ts.timer_expires_base() == 0
-                && ts.next_tick() == 0
-                && ts.tick_dep_mask() == 0
-        });
-        self.count(|n| {
-            n.checks += 1;
-            n.hotplug_cycles += 1;
-        });
-        if !fresh {
-            self.record_violation(format!(
-                "at {} ns: CPU {c} is back online not in a freshly booted CPU's state",
-                self.now()
-            ));
-        }
-        s.down.set(false);
-        s.leaving.set(false);
-        self.hotplug_busy.set(false);
-        self.arm_hotplug();
-    }
-
-    /// An event for offline `c`: its timers move to its cpuset's first CPU; a kick IPI in
-    /// flight is dropped (`cpu_dying` flushed its csd); the rest has nothing to do.
-    fn offline_event(&self, c: usize, ev: Ev) {
-        let s = &self.cpus[c];
-        match ev {
-            Ev::Timer(id) => {
-                s.timers.borrow_mut().retain(|&(_, t)| t != id);
-                if self.timers.borrow().contains_key(&id) {
-                    let to = self.fallback(c);
-                    self.cpus[to].timers.borrow_mut().insert((self.now(), id));
-                    self.push(self.now(), to, Ev::Timer(id));
-                }
-            }
-            Ev::Kick => s.kicks_in_flight.set(s.kicks_in_flight.get() - 1),
-            _ => {}
-        }
-    }
-
-    /// The menu-like governor's prediction of `c`'s coming idle period: the time to its next
-    /// timer, or the mean of its last idle periods if that is shorter (until it has a full
-    /// history, the timer alone).
-    fn predicted_idle(&self, c: usize) -> u64 {
-        let s = &self.cpus[c];
-        let timer = s
-            .timers
-            .borrow()
-            .first()
-            .map_or(u64::MAX, |&(at, _)| at.saturating_sub(self.now()));
-        if s.idle_seen.get() < IDLE_HISTORY as u64 {
-            return timer;
-        }
-        let typical = s.idle_hist.get().iter().sum::<u64>() / IDLE_HISTORY as u64;
-        timer.min(typical)
     }
 }
 
@@ -1129,18 +905,11 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 self.schedule(c)
             }
             CoroutineResult::Yield(Halt::Down) => {
-                let s = &self.e.cpus[c];
-                s.offline.set(true);
-                self.e
-                    .push(self.e.now() + self.e.hotplug_every / 2, c, Ev::Up);
+                self.e.park_offline(c);
                 Ok(())
             }
             CoroutineResult::Yield(Halt::Refused) => {
-                let e = &*self.e;
-                e.cpus[c].leaving.set(false);
-                e.hotplug_busy.set(false);
-                e.count(|n| n.hotplug_refused += 1);
-                e.arm_hotplug();
+                self.e.takedown_refused(c);
                 self.schedule(c)
             }
             CoroutineResult::Return(()) => unreachable!("the idle coroutine loops forever"),
@@ -1172,27 +941,6 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         e.publish(c, 0);
         s.in_idle.set(true);
         self.resume(c, Irq::GoIdle)
-    }
-
-    /// The hotplug thread of `c` wakes: from idle, the idle loop ends first; a running task
-    /// is preempted (back to the head of its queue, to be pushed away).
-    fn hotplug(&mut self, c: usize) -> Result<(), String> {
-        let e = Rc::clone(&self.e);
-        let s = &e.cpus[c];
-        if e.hotplug_busy.replace(true) {
-            return Ok(());
-        }
-        s.leaving.set(true);
-        e.current.set(Some(c));
-        if s.in_idle.get() {
-            s.hotplug_pending.set(true);
-            s.need_resched.set(true);
-            return self.resume(c, Irq::Resched);
-        }
-        if let Some(t) = e.take_curr(c) {
-            s.queue.borrow_mut().push_front(t);
-        }
-        self.resume(c, Irq::Takedown)
     }
 
     /// One event.
