@@ -47,6 +47,26 @@
 //! checks the invariants the harness's quiescent snapshots check and the reference model's
 //! cross-CPU consistencies, exactly (module `check`). [`Plant`] plants a bug to show that
 //! they catch it.
+//!
+//! # Rooms
+//!
+//! This file keeps the event loop: the engine's state, its core event plumbing (the event
+//! queue, run queues and `update_rq`, a task's run, block and wakeup, the interrupts and the
+//! idle state), the platform trait impls through which the crate calls back (all of them
+//! here, together), and the `Runner` that boots the machine and hands it each event. The
+//! rest has rooms of its own:
+//!
+//! - `sched/`: the kernel's scheduler parts the crate does not mirror (wakeup placement, load
+//!   balancing, the periodic and newidle balances, blocked load, the scheduling domains), one
+//!   file per mechanism, named after its C function, each opening with its C source.
+//! - `load/`: one file per kind of workload source (a benchmark's load); [`work`] describes
+//!   them, publicly, for the scenarios.
+//! - `metrics.rs`: the counters, each CPU's time accounting, and the run's [`Outcome`].
+//! - `hotplug.rs`: CPUs taken offline and brought back, the engine's side.
+//! - `governor.rs`: the menu-like cpuidle governor ([`Governor`]).
+//! - `check.rs`: the invariants; [`cost`]: the contention cost model (counting build) and
+//!   [`validate`] its check against the bench; [`topo`]: the machine's shape; [`scenario`]:
+//!   the seeds' machines and loads.
 
 mod check;
 pub mod cost;

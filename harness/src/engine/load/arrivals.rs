@@ -1,7 +1,6 @@
 //! New tasks arriving at random: a stream (uniform gaps, a mean rate) over a range of CPUs
-//! ([`Source::Arrivals`](crate::engine::work::Source::Arrivals)), each woken by a timer
-//! interrupt on its CPU and placed from there as a waking task (`select_idle_sibling`): the
-//! frontier's load.
+//! ([`Source::Arrivals`]), each woken by a timer interrupt on its CPU and placed from there as a
+//! waking task (`select_idle_sibling`): the frontier's load.
 
 use crate::engine::work::Source;
 use crate::engine::{Act, Engine};

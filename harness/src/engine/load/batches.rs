@@ -1,7 +1,7 @@
-//! Closed-loop batches: `n` tasks queued at once on one CPU, left to the balancer to spread,
-//! the next batch a gap after the last task of the previous one ends
-//! ([`Source::Batches`](crate::engine::work::Source::Batches)); a batched-inference bench,
-//! seed 001's load. How fast batches finish is the measure (`batches_done`, `batch_ms`).
+//! Closed-loop batches: `n` tasks queued at once on one CPU, left to the balancer to spread, the
+//! next batch a gap after the last task of the previous one ends ([`Source::Batches`]); a
+//! batched-inference bench, seed 001's load. How fast batches finish is the measure
+//! (`batches_done`, `batch_ms`).
 
 use crate::engine::work::Source;
 use crate::engine::{Act, Engine};

@@ -1,7 +1,6 @@
 //! Device interrupts: a stream on each CPU of a range, as a network card's queues
-//! ([`Source::Interrupts`](crate::engine::work::Source::Interrupts)); each runs through the
-//! crate's interrupt entry and exit (`irq_enter`, irq-time accounting, `irq_exit`) with an
-//! empty handler. Seed 003's load.
+//! ([`Source::Interrupts`]); each runs through the crate's interrupt entry and exit (`irq_enter`,
+//! irq-time accounting, `irq_exit`) with an empty handler. Seed 003's load.
 
 use crate::engine::work::Source;
 use crate::engine::{Act, Engine};

@@ -24,7 +24,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             .count()
     }
 
-    /// `sched_balance_rq` (`load_balance` before Linux 6.10) of `dst` over `span`: finds the busiest CPU (most tasks, with a task
+    /// `sched_balance_rq` of `dst` over `span`: finds the busiest CPU (most tasks, with a task
     /// `dst` may take; the lowest-numbered on a tie) and moves half the difference, at most
     /// `cap` tasks, from its queue's tail. Returns how many moved.
     pub(in crate::engine) fn sched_balance_rq(
