@@ -4,9 +4,9 @@
 //! cross-CPU consistencies the reference model in `tests/model` asserts after each of its
 //! steps, and the engine's own (the run-queue facts the crate reads, no lost wakeup).
 
-use super::Engine;
+use super::{Engine, cost};
 use crate::sim::CAP;
-use nohz::{NohzFlags, NrCpuIds, Policy, TsFlags};
+use nohz::{KickDecision, KickOutcome, NohzFlags, NrCpuIds, Policy, TsFlags};
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// Checks every invariant on every CPU, counting each predicate and recording each
@@ -155,5 +155,36 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         for what in bad {
             self.record_violation(format!("at {at} ns: {what}"));
         }
+    }
+
+    /// A kick's flags are on its target right after it (the reference model's check).
+    pub(super) fn check_kick(&self, decision: Option<KickDecision<CAP>>) {
+        let Some(KickDecision::Kick { flags, outcome }) = decision else {
+            return;
+        };
+        let (KickOutcome::Sent(t) | KickOutcome::RodeAlong(t) | KickOutcome::AlreadyPending(t)) =
+            outcome
+        else {
+            return;
+        };
+        let on = cost::unrecorded(|| self.m.rq(t).nohz_flags().load());
+        self.count(|n| n.checks += 1);
+        if !on.contains(flags) {
+            self.record_violation(format!(
+                "at {} ns: the kick's flags {flags:?} are not on CPU {} ({on:?})",
+                self.now(),
+                t.index()
+            ));
+        }
+    }
+
+    /// Counts a violation, keeping the first's text.
+    pub(super) fn record_violation(&self, what: String) {
+        self.count(|n| {
+            n.violations += 1;
+            if n.first_violation.is_none() {
+                n.first_violation = Some(what);
+            }
+        });
     }
 }

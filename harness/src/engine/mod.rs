@@ -36,9 +36,10 @@
 //! [`SLICE_NS`] while others wait. A task runs, sleeps on a timer of the CPU it ran on, and is
 //! woken where it slept if that CPU is idle, else on an idle CPU of that CPU's cache, else
 //! where it slept (`select_idle_sibling`, simplified). The balancer ([`Balance`]) pulls from
-//! the busiest CPU of each scheduling domain ([`topo`]) with the kernel's per-domain intervals
+//! the busiest CPU of each scheduling domain with the kernel's per-domain intervals
 //! (`balance_interval` from the domain's weight, doubled while balanced, times the busy factor
-//! on a busy CPU).
+//! on a busy CPU). These scheduler parts, which the crate does not mirror, are the engine's
+//! own, one file per mechanism named after its C function, in `sched/`.
 //!
 //! # Checks
 //!
@@ -46,10 +47,35 @@
 //! checks the invariants the harness's quiescent snapshots check and the reference model's
 //! cross-CPU consistencies, exactly (module `check`). [`Plant`] plants a bug to show that
 //! they catch it.
+//!
+//! # Rooms
+//!
+//! This file keeps the event loop: the engine's state, its core event plumbing (the event
+//! queue, run queues and `update_rq`, a task's run, block and wakeup, the interrupts and the
+//! idle state), the platform trait impls through which the crate calls back (all of them
+//! here, together), and the `Runner` that boots the machine and hands it each event. The
+//! rest has rooms of its own:
+//!
+//! - `sched/`: the kernel's scheduler parts the crate does not mirror (wakeup placement, load
+//!   balancing, the periodic and newidle balances, blocked load, the scheduling domains), one
+//!   file per mechanism, named after its C function, each opening with its C source.
+//! - `load/`: one file per kind of workload source (a benchmark's load); [`work`] describes
+//!   them, publicly, for the scenarios.
+//! - `metrics.rs`: the counters, each CPU's time accounting, and the run's [`Outcome`].
+//! - `hotplug.rs`: CPUs taken offline and brought back, the engine's side.
+//! - `governor.rs`: the menu-like cpuidle governor ([`Governor`]).
+//! - `check.rs`: the invariants; [`cost`]: the contention cost model (counting build) and
+//!   [`validate`] its check against the bench; [`topo`]: the machine's shape; [`scenario`]:
+//!   the seeds' machines and loads.
 
 mod check;
 pub mod cost;
+mod governor;
+mod hotplug;
+mod load;
+mod metrics;
 pub mod scenario;
+mod sched;
 pub mod topo;
 pub mod validate;
 pub mod work;
@@ -57,21 +83,26 @@ pub mod work;
 use crate::sim::{CAP, Cpu, Mach};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+use load::BatchSt;
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
     NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
 };
 use nohz::{
-    IdleExit, Jiffies, KickDecision, KickOutcome, Machine, NohzFlags, Policy, RqFacts, Timekeeper,
-    TsFlags,
+    IdleExit, Jiffies, KickDecision, Machine, NohzFlags, Policy, RqFacts, Timekeeper, TsFlags,
 };
+use sched::Domain;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::ops::Range;
 use std::rc::Rc;
-use topo::{Domain, Shape};
-use work::{Source, TaskKind, Workload, around, gap};
+use topo::Shape;
+use work::{TaskKind, Workload, around};
+
+pub use governor::{Governor, IDLE_HISTORY};
+use metrics::Counts;
+pub use metrics::{Outcome, warmup};
 
 /// The `Sharded` policy the engine runs: the shipped modes (shards by LLC of at most 64
 /// CPUs, `LocalFirst`, `Hint`), with room for a shard per LLC down to LLCs of 8 CPUs at the
@@ -86,10 +117,6 @@ pub const SLICE_NS: u64 = 3_000_000;
 /// fire on a shared clock, so every CPU's tick comes at the same jiffy edge give or take
 /// interrupt delivery, and the first shared line every tick touches sees them all at once.
 pub const TICK_JITTER_NS: u64 = 2_000;
-
-/// Blocked load a CPU is left with when a task blocks there: decay passes until it is gone
-/// (each halves it).
-const BLOCKED: u32 = 8;
 
 /// Stack of one CPU's idle coroutine: `do_idle` and the interrupts it takes, debug builds
 /// included, with a wide margin.
@@ -124,40 +151,6 @@ pub struct Config {
     pub hotplug_every_ns: u64,
 }
 
-/// The cpuidle governor the engine's platform runs (`cpuidle_select`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Governor {
-    /// No cpuidle driver: every idle pass stops the tick (`cpuidle_select` answers `None`,
-    /// the default idle path).
-    #[default]
-    None,
-    /// A menu-like governor: it predicts the coming idle period as the shorter of the time to
-    /// the CPU's next timer and the mean of its last [`IDLE_HISTORY`] idle periods, and asks
-    /// to stop the tick only when that is at least a tick long (the menu governor's
-    /// `predicted_ns < TICK_NSEC` rule; the crate keeps a tick stopped once it is).
-    Menu,
-}
-
-impl Governor {
-    /// The governor's name (`none`, `menu`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Governor::None => "none",
-            Governor::Menu => "menu",
-        }
-    }
-}
-
-/// How long the grace period a dying CPU waits for in `sched_cpu_deactivate` lasts.
-const GRACE_NS: u64 = 50_000;
-
-/// How many past idle periods the menu-like governor averages.
-pub const IDLE_HISTORY: usize = 8;
-
-/// The longest idle period the menu-like governor learns (the menu governor's 9/10 of
-/// `MAX_INTERESTING`, 50 ms).
-const MENU_MAX_NS: u64 = 45_000_000;
-
 /// A bug the engine can plant, to show that its checks catch it.
 ///
 /// Of the threaded harness's plants, the engine takes `csd-leak` and `hotplug-order`;
@@ -190,78 +183,6 @@ impl Plant {
             Plant::HotplugOrder => "hotplug-order",
         }
     }
-}
-
-/// What one run did. Everything here is a function of the configuration and the seed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Outcome {
-    /// The policy's name.
-    pub policy: &'static str,
-    /// The bug planted (`none` for the crate as it is).
-    pub plant: &'static str,
-    /// Logical CPUs.
-    pub cpus: usize,
-    /// Simulated seconds.
-    pub sim_seconds: f64,
-    /// Events processed.
-    pub events: u64,
-    /// Tasks that ran to their end.
-    pub tasks_completed: u64,
-    /// Runs completed (a task's run before it blocks or exits).
-    pub runs_completed: u64,
-    /// Ticks that ran on a CPU running a task.
-    pub busy_ticks: u64,
-    /// Busy ticks whose balance trigger found balancing due (it got as far as a decision).
-    pub due_ticks: u64,
-    /// Ticks that ran on an idle CPU (its tick not stopped).
-    pub idle_ticks: u64,
-    /// nohz kick IPIs sent.
-    pub kicks_sent: u64,
-    /// ILB passes run (a kick handled with flags, on a CPU still idle).
-    pub ilb_passes: u64,
-    /// ILB passes per CPU, CPU 0 first.
-    pub ilb_duty: Vec<u64>,
-    /// Tasks pulled by newidle balancing.
-    pub pulled_newidle: u64,
-    /// Tasks pulled by a CPU's own periodic balancing.
-    pub pulled_periodic: u64,
-    /// Tasks pulled by an ILB pass on an idle CPU's behalf.
-    pub pulled_ilb: u64,
-    /// Idle-loop entries.
-    pub idle_entries: u64,
-    /// Idle states entered (`cpuidle_enter` that halted): more than the entries when
-    /// interrupts end an idle state without ending the idle loop.
-    pub halts: u64,
-    /// Of those, entered with the tick stopped (the governor, if any, let it stop).
-    pub stopped_halts: u64,
-    /// CPUs taken offline and brought back.
-    pub hotplug_cycles: u64,
-    /// Takedowns the crate refused (`sched_cpu_deactivate`'s errors).
-    pub hotplug_refused: u64,
-    /// Nanoseconds all CPUs together spent running tasks.
-    pub busy_ns: u64,
-    /// Nanoseconds all CPUs together spent halted in their idle state.
-    pub idle_ns: u64,
-    /// Of those, halted with the tick stopped but out of the idle mask: invisible to the idle
-    /// balancer (what seed 001 fixes).
-    pub invisible_idle_ns: u64,
-    /// Invariant checks made (each predicate on each CPU).
-    pub checks: u64,
-    /// Invariant violations.
-    pub violations: u64,
-    /// The first violation, with its time.
-    pub first_violation: Option<String>,
-    /// Warnings the crate counted.
-    pub warnings: u64,
-    /// Batches finished (closed-loop batch sources).
-    pub batches_done: u64,
-    /// Median time from a batch's arrival to its last task's end, in milliseconds.
-    pub batch_ms: Option<f64>,
-    /// Nanoseconds all CPUs together spent in the crate's code after the warm-up
-    /// ([`warmup`]), by the cost model (0 without the counting build).
-    pub kernel_ns: u64,
-    /// The cost model's findings (the counting build only).
-    pub cost: Option<cost::CostReport>,
 }
 
 /// An event, for CPU `cpu` at a time.
@@ -393,39 +314,6 @@ struct CpuSt {
     idle_seen: Cell<u64>,
 }
 
-/// Counters of the run.
-#[derive(Debug, Default)]
-struct Counts {
-    events: u64,
-    tasks_completed: u64,
-    runs_completed: u64,
-    busy_ticks: u64,
-    due_ticks: u64,
-    idle_ticks: u64,
-    kicks_sent: u64,
-    ilb_passes: u64,
-    pulled_newidle: u64,
-    pulled_periodic: u64,
-    pulled_ilb: u64,
-    idle_entries: u64,
-    halts: u64,
-    stopped_halts: u64,
-    hotplug_cycles: u64,
-    hotplug_refused: u64,
-    checks: u64,
-    violations: u64,
-    first_violation: Option<String>,
-    batches_done: u64,
-    batch_ns: Vec<u64>,
-}
-
-/// A batch source's state: tasks of the current batch still running, and when it came.
-#[derive(Debug, Default, Clone, Copy)]
-struct BatchSt {
-    left: usize,
-    at: u64,
-}
-
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
 struct Engine<P: Policy, const HZ: u32> {
     m: Box<Mach<P>>,
@@ -539,10 +427,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             .map(|Reverse((at, _, cpu, ev))| (at, cpu, ev))
     }
 
-    fn count(&self, f: impl FnOnce(&mut Counts)) {
-        f(&mut self.counts.borrow_mut());
-    }
-
     fn draw(&self, f: impl FnOnce(&mut fastrand::Rng) -> u64) -> u64 {
         f(&mut self.rng.borrow_mut())
     }
@@ -621,37 +505,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// Where a waking task goes: where it slept if idle, else an idle CPU of that cache
-    /// (scanning on from it), else where it slept.
-    fn select_cpu(&self, t: usize) -> usize {
-        let (prev, allowed) = {
-            let task = &self.tasks.borrow()[t];
-            (task.prev, task.allowed.clone())
-        };
-        let usable = |c: usize| !self.cpus[c].leaving.get();
-        if usable(prev) && (allowed.len() == 1 || self.is_idle(prev)) {
-            return prev;
-        }
-        let llc = self.shape.llc_of(prev);
-        let n = llc.len();
-        (1..n)
-            .map(|k| llc.start + (prev - llc.start + k) % n)
-            .find(|&c| {
-                allowed.contains(&c) && self.is_idle(c) && !self.cpus[c].nohz_full && usable(c)
-            })
-            .unwrap_or(if usable(prev) {
-                prev
-            } else {
-                self.fallback(prev)
-            })
-    }
-
-    /// Where work of `c`'s goes while `c` is leaving or offline: the first CPU of its cpuset,
-    /// which never goes offline.
-    fn fallback(&self, c: usize) -> usize {
-        self.shape.cpuset(c).start
-    }
-
     /// Queues task `t` on `c` and wakes `c` if it idles (need_resched, and a reschedule IPI
     /// unless `c` is this CPU); a NO_HZ_FULL CPU is sent the IPI anyway, so that it looks at
     /// its tick dependency again (`tick_nohz_full_kick_cpu`).
@@ -710,7 +563,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             return;
         }
         let s = &self.cpus[c];
-        s.kernel_ns.set(s.kernel_ns.get() + spent);
+        s.credit_kernel(spent);
         if s.curr.get().is_some() {
             s.stolen.set(s.stolen.get() + spent);
             s.done_at.set(s.done_at.get() + spent);
@@ -723,7 +576,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let s = &self.cpus[c];
         let t = s.curr.take()?;
         let ran = self.now() - s.run_start.get();
-        s.busy_ns.set(s.busy_ns.get() + ran);
+        s.credit_busy(ran);
         let mut tasks = self.tasks.borrow_mut();
         tasks[t].left = tasks[t]
             .left
@@ -736,7 +589,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
-        self.cpus[c].blocked.set(BLOCKED);
+        self.cpus[c].blocked.set(sched::BLOCKED);
         self.count(|n| n.runs_completed += 1);
         let (kind, runs_left, batch) = {
             let task = &self.tasks.borrow()[t];
@@ -780,84 +633,18 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// A wakeup timer fired on `c`.
+    /// A wakeup timer fired on `c`: a sleeping task wakes, or a source of the load acts
+    /// (`load/`).
     fn fire(&self, c: usize, act: Act) {
         match act {
             Act::Wake(t) => {
-                let to = self.select_cpu(t);
+                let to = self.select_idle_sibling(t);
                 self.enqueue(to, t);
             }
-            Act::Arrive(src) => {
-                let Source::Arrivals {
-                    cpus,
-                    per_sec,
-                    kind,
-                } = &self.workload.sources[src]
-                else {
-                    return;
-                };
-                let t = self.new_task(*kind, c, None);
-                let to = self.select_cpu(t);
-                self.enqueue(to, t);
-                self.arm_arrival(src, cpus.clone(), *per_sec);
-            }
-            Act::Device(src) => {
-                if let Source::Interrupts { per_sec, .. } = &self.workload.sources[src] {
-                    self.arm_device(c, src, *per_sec);
-                }
-            }
-            Act::Batch(src) => {
-                let Source::Batches { n, kind, .. } = &self.workload.sources[src] else {
-                    return;
-                };
-                self.batches.borrow_mut()[src] = BatchSt {
-                    left: *n,
-                    at: self.now(),
-                };
-                for _ in 0..*n {
-                    let t = self.new_task(*kind, c, Some(src));
-                    self.enqueue(c, t);
-                }
-            }
+            Act::Arrive(src) => self.arrive(c, src),
+            Act::Device(src) => self.device_interrupt(c, src),
+            Act::Batch(src) => self.batch_arrives(c, src),
         }
-    }
-
-    /// A task of batch source `src` ended: the batch is done with its last task, and
-    /// the next one comes after the gap.
-    fn batch_task_done(&self, src: usize) {
-        let Source::Batches { on, gap_ns, .. } = &self.workload.sources[src] else {
-            return;
-        };
-        let done = {
-            let mut b = self.batches.borrow_mut();
-            b[src].left -= 1;
-            (b[src].left == 0).then_some(b[src].at)
-        };
-        if let Some(at) = done {
-            let took = self.now() - at;
-            self.count(|n| {
-                n.batches_done += 1;
-                n.batch_ns.push(took);
-            });
-            self.arm_timer(*on, self.now() + gap_ns, Act::Batch(src));
-        }
-    }
-
-    /// The time of the next event of a stream of `per_sec` a second on average.
-    fn next_of(&self, per_sec: u64) -> u64 {
-        let mean = (1_000_000_000 / per_sec.max(1)).max(1);
-        self.now() + self.draw(|r| gap(r, mean))
-    }
-
-    fn arm_device(&self, cpu: usize, src: usize, per_sec: u64) {
-        let at = self.next_of(per_sec);
-        self.arm_timer(cpu, at, Act::Device(src));
-    }
-
-    fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
-        let at = self.next_of(per_sec);
-        let cpu = self.draw(|r| r.u64(cpus.start as u64..cpus.end as u64)) as usize;
-        self.arm_timer(cpu, at, Act::Arrive(src));
     }
 
     /// One interrupt on `c`, through the crate's driver layer.
@@ -945,350 +732,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let irq = y.suspend(Halt::Halted);
         s.halted.set(false);
         let slept = self.now() - s.halted_at.get();
-        s.idle_ns.set(s.idle_ns.get() + slept);
-        // The menu governor's rule for a wakeup by the tick it kept: the idle period would
-        // have lasted until the CPU's next timer, so that (capped) is what it learns.
-        let measured = if irq == Irq::Tick && !stopped {
-            let next = s.timers.borrow().first().map(|&(at, _)| at);
-            next.map_or(MENU_MAX_NS, |at| at.saturating_sub(s.halted_at.get()))
-                .min(MENU_MAX_NS)
-        } else {
-            slept
-        };
-        let mut hist = s.idle_hist.get();
-        hist[(s.idle_seen.get() % IDLE_HISTORY as u64) as usize] = measured;
-        s.idle_hist.set(hist);
-        s.idle_seen.set(s.idle_seen.get() + 1);
-        if s.halted_invisible.get() {
-            s.invisible_ns.set(s.invisible_ns.get() + slept);
-        }
+        s.credit_idle(slept);
+        self.menu_update(c, irq == Irq::Tick && !stopped, slept);
         self.handle_irq(c, irq, ctx);
-    }
-
-    // ---- hotplug ---------------------------------------------------------------------------
-
-    /// The next CPU to take offline, and when: any but the first of a cpuset.
-    fn arm_hotplug(&self) {
-        if self.hotplug_every == 0 {
-            return;
-        }
-        let n = self.shape.cpus as u64;
-        let c = loop {
-            let c = self.draw(|r| r.u64(1..n)) as usize;
-            if self.fallback(c) != c {
-                break c;
-            }
-        };
-        let at = self.now() + self.draw(|r| gap(r, self.hotplug_every));
-        self.push(at, c, Ev::Hotplug);
-    }
-
-    /// `c`'s queued tasks go to other CPUs (`balance_push`): an idle CPU of its cache, else
-    /// the first CPU of its cpuset; a task bound to `c` loses its binding (the kernel's
-    /// `select_fallback_rq`).
-    fn push_tasks_away(&self, c: usize) {
-        let before = self.nr(c);
-        let tasks: Vec<usize> = self.cpus[c].queue.borrow_mut().drain(..).collect();
-        self.publish(c, before);
-        for t in tasks {
-            {
-                let mut tasks = self.tasks.borrow_mut();
-                if tasks[t].allowed.len() == 1 {
-                    tasks[t].allowed = self.shape.cpuset(c);
-                }
-            }
-            let to = self.select_cpu(t);
-            self.enqueue(to, t);
-        }
-    }
-
-    /// The hotplug thread's takedown of `c`, on `c`'s coroutine (its grace period idles the
-    /// CPU): `sched_cpu_deactivate`, the tasks pushed away, `cpu_dying`.
-    fn takedown(&self, c: usize, ctx: &Ctx<'_, P, HZ>) -> Halt {
-        let s = &self.cpus[c];
-        let cpu = self.id(c);
-        self.push_tasks_away(c);
-        // The hotplug thread runs on the CPU.
-        s.idle_current.set(false);
-        self.publish(c, 0);
-        let refused = if self.plant == Plant::HotplugOrder {
-            nohz_testing::sched_cpu_deactivate_old_order(&self.m, cpu, ctx).is_err()
-        } else {
-            self.m.sched_cpu_deactivate(cpu, ctx).is_err()
-        };
-        if refused {
-            return Halt::Refused;
-        }
-        s.down.set(true);
-        self.count(|n| n.checks += 1);
-        if cost::unrecorded(|| self.m.nohz_idle_test(cpu)) {
-            self.record_violation(format!(
-                "at {} ns: CPU {c} is in the idle mask after its deactivation",
-                self.now()
-            ));
-        }
-        self.push_tasks_away(c);
-        if let Err(err) = self.m.cpu_dying(cpu, ctx) {
-            self.record_violation(format!("at {} ns: cpu_dying({c}): {err}", self.now()));
-        }
-        s.idle_current.set(true);
-        self.publish(c, 0);
-        Halt::Down
-    }
-
-    /// The grace period `sched_cpu_deactivate` waits for, on the dying CPU `c`: its idle
-    /// task runs (the crate's `do_idle`) until the grace period ends.
-    fn grace_idle(&self, c: usize, ctx: &Ctx<'_, P, HZ>) {
-        let s = &self.cpus[c];
-        let cpu = self.id(c);
-        s.idle_current.set(true);
-        self.publish(c, 0);
-        s.grace.set(true);
-        s.in_idle.set(true);
-        self.push(self.now() + GRACE_NS, c, Ev::GraceEnd);
-        while s.grace.get() {
-            s.need_resched.set(false);
-            if self.m.do_idle(cpu, ctx) == IdleExit::CpuDead {
-                self.record_violation(format!(
-                    "at {} ns: CPU {c} left do_idle as dead in its grace period",
-                    self.now()
-                ));
-                break;
-            }
-        }
-        s.in_idle.set(false);
-        s.need_resched.set(false);
-        s.idle_current.set(false);
-        self.publish(c, 0);
-    }
-
-    /// `c` comes back online: `cpu_starting`, `sched_cpu_activate`, then checks that it is in
-    /// a freshly booted CPU's state.
-    fn bring_up(&self, c: usize) {
-        let s = &self.cpus[c];
-        let cpu = self.id(c);
-        let ctx = self.ctx();
-        s.offline.set(false);
-        self.m.cpu_starting(cpu, &ctx);
-        if let Err(err) = self.m.sched_cpu_activate(cpu, &ctx) {
-            self.record_violation(format!(
-                "at {} ns: sched_cpu_activate({c}): {err}",
-                self.now()
-            ));
-        }
-        let fresh = cost::unrecorded(|| {
-            let rq = self.m.rq(cpu);
-            let ts = self.m.tick_sched(cpu);
-            !self.m.nohz_idle_test(cpu)
-                && rq.nohz_flags().load().is_empty()
-                && !rq.csd_busy()
-                && !rq.nohz_tick_stopped()
-                && !self.m.nohz_idle(cpu)
-                && ts.flags() == TsFlags::NOHZ | TsFlags::HIGHRES
-                && ts.timer_expires_base() == 0
-                && ts.next_tick() == 0
-                && ts.tick_dep_mask() == 0
-        });
-        self.count(|n| {
-            n.checks += 1;
-            n.hotplug_cycles += 1;
-        });
-        if !fresh {
-            self.record_violation(format!(
-                "at {} ns: CPU {c} is back online not in a freshly booted CPU's state",
-                self.now()
-            ));
-        }
-        s.down.set(false);
-        s.leaving.set(false);
-        self.hotplug_busy.set(false);
-        self.arm_hotplug();
-    }
-
-    /// An event for offline `c`: its timers move to its cpuset's first CPU; a kick IPI in
-    /// flight is dropped (`cpu_dying` flushed its csd); the rest has nothing to do.
-    fn offline_event(&self, c: usize, ev: Ev) {
-        let s = &self.cpus[c];
-        match ev {
-            Ev::Timer(id) => {
-                s.timers.borrow_mut().retain(|&(_, t)| t != id);
-                if self.timers.borrow().contains_key(&id) {
-                    let to = self.fallback(c);
-                    self.cpus[to].timers.borrow_mut().insert((self.now(), id));
-                    self.push(self.now(), to, Ev::Timer(id));
-                }
-            }
-            Ev::Kick => s.kicks_in_flight.set(s.kicks_in_flight.get() - 1),
-            _ => {}
-        }
-    }
-
-    /// The menu-like governor's prediction of `c`'s coming idle period: the time to its next
-    /// timer, or the mean of its last idle periods if that is shorter (until it has a full
-    /// history, the timer alone).
-    fn predicted_idle(&self, c: usize) -> u64 {
-        let s = &self.cpus[c];
-        let timer = s
-            .timers
-            .borrow()
-            .first()
-            .map_or(u64::MAX, |&(at, _)| at.saturating_sub(self.now()));
-        if s.idle_seen.get() < IDLE_HISTORY as u64 {
-            return timer;
-        }
-        let typical = s.idle_hist.get().iter().sum::<u64>() / IDLE_HISTORY as u64;
-        timer.min(typical)
-    }
-
-    // ---- balancing -------------------------------------------------------------------------
-
-    /// `decay` of `c`'s blocked load: halves it; whether any is left.
-    fn decay(&self, c: usize) -> bool {
-        let b = &self.cpus[c].blocked;
-        b.set(b.get() / 2);
-        b.get() > 0
-    }
-
-    /// Queued tasks of `c` that may run on `dst`.
-    fn movable(&self, c: usize, dst: usize) -> usize {
-        let tasks = self.tasks.borrow();
-        self.cpus[c]
-            .queue
-            .borrow()
-            .iter()
-            .filter(|&&t| tasks[t].allowed.contains(&dst))
-            .count()
-    }
-
-    /// `load_balance` of `dst` over `span`: finds the busiest CPU (most tasks, with a task
-    /// `dst` may take; the lowest-numbered on a tie) and moves half the difference, at most
-    /// `cap` tasks, from its queue's tail. Returns how many moved.
-    fn load_balance(&self, dst: usize, span: Range<usize>, cap: usize) -> usize {
-        if self.cpus[dst].leaving.get() {
-            return 0;
-        }
-        let mine = self.nr(dst);
-        let mut busiest: Option<(usize, usize)> = None;
-        for c in span {
-            if c == dst {
-                continue;
-            }
-            let nr = self.nr(c);
-            if nr >= mine + 2 && busiest.is_none_or(|(_, b)| nr > b) && self.movable(c, dst) > 0 {
-                busiest = Some((c, nr));
-            }
-        }
-        let Some((src, nr)) = busiest else { return 0 };
-        let want = ((nr - mine) / 2).clamp(1, cap);
-        let mut moved = Vec::new();
-        {
-            let tasks = self.tasks.borrow();
-            let mut q = self.cpus[src].queue.borrow_mut();
-            let mut k = q.len();
-            while k > 0 && moved.len() < want {
-                k -= 1;
-                if tasks[q[k]].allowed.contains(&dst) {
-                    moved.push(q.remove(k).expect("index in range"));
-                }
-            }
-        }
-        self.publish(src, nr);
-        for &t in &moved {
-            self.enqueue(dst, t);
-        }
-        moved.len()
-    }
-
-    /// `sched_balance_domains` for `cpu`, run by `by`.
-    fn balance_domains(&self, by: usize, cpu: usize, idle: CpuIdleType) -> Jiffies {
-        let now = self.time.jiffies();
-        let online = self.shape.cpus;
-        let mut busy = idle == CpuIdleType::NotIdle;
-        let mut next = now.add(60 * HZ as usize);
-        let levels = self.cpus[cpu].domains.borrow().len();
-        for k in 0..levels {
-            let (span, last, interval) = {
-                let d = &self.cpus[cpu].domains.borrow()[k];
-                (d.span.clone(), d.last_balance, d.interval(busy, HZ, online))
-            };
-            let mut last = Jiffies::new(last);
-            let mut interval = interval;
-            if now.is_after_eq(last.add(interval)) {
-                let moved = self.load_balance(cpu, span, usize::MAX);
-                if moved > 0 {
-                    self.count(|n| {
-                        if by == cpu {
-                            n.pulled_periodic += moved as u64;
-                        } else {
-                            n.pulled_ilb += moved as u64;
-                        }
-                    });
-                    busy = false;
-                }
-                let mut doms = self.cpus[cpu].domains.borrow_mut();
-                let d = &mut doms[k];
-                if moved > 0 {
-                    d.balance_interval = d.min_interval();
-                } else if d.balance_interval < d.max_interval() {
-                    d.balance_interval *= 2;
-                }
-                d.last_balance = now.get();
-                last = now;
-                interval = d.interval(busy, HZ, online);
-            }
-            if next.is_after(last.add(interval)) {
-                next = last.add(interval);
-            }
-        }
-        next
-    }
-
-    /// The newidle domain walk: one task from the busiest CPU of the lowest domain that has
-    /// one to give.
-    fn newidle_pull(&self, c: usize) -> bool {
-        let spans: Vec<Range<usize>> = self.cpus[c]
-            .domains
-            .borrow()
-            .iter()
-            .map(|d| d.span.clone())
-            .collect();
-        for span in spans {
-            if self.load_balance(c, span, 1) > 0 {
-                self.count(|n| n.pulled_newidle += 1);
-                return true;
-            }
-        }
-        false
-    }
-
-    /// A kick's flags are on its target right after it (the reference model's check).
-    fn check_kick(&self, decision: Option<KickDecision<CAP>>) {
-        let Some(KickDecision::Kick { flags, outcome }) = decision else {
-            return;
-        };
-        let (KickOutcome::Sent(t) | KickOutcome::RodeAlong(t) | KickOutcome::AlreadyPending(t)) =
-            outcome
-        else {
-            return;
-        };
-        let on = cost::unrecorded(|| self.m.rq(t).nohz_flags().load());
-        self.count(|n| n.checks += 1);
-        if !on.contains(flags) {
-            self.record_violation(format!(
-                "at {} ns: the kick's flags {flags:?} are not on CPU {} ({on:?})",
-                self.now(),
-                t.index()
-            ));
-        }
-    }
-
-    fn record_violation(&self, what: String) {
-        self.count(|n| {
-            n.violations += 1;
-            if n.first_violation.is_none() {
-                n.first_violation = Some(what);
-            }
-        });
     }
 }
 
@@ -1359,7 +805,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
         self.e.decay(cpu.index())
     }
     fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
-        self.e.balance_domains(by.index(), cpu.index(), idle)
+        self.e.sched_balance_domains(by.index(), cpu.index(), idle)
     }
     fn newidle_domain(&self, cpu: Cpu) -> NewidleDomain {
         let set = self.e.shape.cpuset_index(cpu.index());
@@ -1479,18 +925,11 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 self.schedule(c)
             }
             CoroutineResult::Yield(Halt::Down) => {
-                let s = &self.e.cpus[c];
-                s.offline.set(true);
-                self.e
-                    .push(self.e.now() + self.e.hotplug_every / 2, c, Ev::Up);
+                self.e.park_offline(c);
                 Ok(())
             }
             CoroutineResult::Yield(Halt::Refused) => {
-                let e = &*self.e;
-                e.cpus[c].leaving.set(false);
-                e.hotplug_busy.set(false);
-                e.count(|n| n.hotplug_refused += 1);
-                e.arm_hotplug();
+                self.e.takedown_refused(c);
                 self.schedule(c)
             }
             CoroutineResult::Return(()) => unreachable!("the idle coroutine loops forever"),
@@ -1522,27 +961,6 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         e.publish(c, 0);
         s.in_idle.set(true);
         self.resume(c, Irq::GoIdle)
-    }
-
-    /// The hotplug thread of `c` wakes: from idle, the idle loop ends first; a running task
-    /// is preempted (back to the head of its queue, to be pushed away).
-    fn hotplug(&mut self, c: usize) -> Result<(), String> {
-        let e = Rc::clone(&self.e);
-        let s = &e.cpus[c];
-        if e.hotplug_busy.replace(true) {
-            return Ok(());
-        }
-        s.leaving.set(true);
-        e.current.set(Some(c));
-        if s.in_idle.get() {
-            s.hotplug_pending.set(true);
-            s.need_resched.set(true);
-            return self.resume(c, Irq::Resched);
-        }
-        if let Some(t) = e.take_curr(c) {
-            s.queue.borrow_mut().push_front(t);
-        }
-        self.resume(c, Irq::Takedown)
     }
 
     /// One event.
@@ -1606,25 +1024,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             e.current.set(Some(c));
             cost::on_cpu(c, 0, || e.m.cpu_starting(e.id(c), &e.ctx()));
         }
-        for (k, src) in e.workload.sources.iter().enumerate() {
-            match src {
-                Source::Initial { cpus, n, kind } => {
-                    for j in 0..*n {
-                        let c = cpus.start + j % cpus.len().max(1);
-                        e.current.set(Some(c));
-                        let t = e.new_task(*kind, c, None);
-                        e.enqueue(c, t);
-                    }
-                }
-                Source::Arrivals { cpus, per_sec, .. } => e.arm_arrival(k, cpus.clone(), *per_sec),
-                Source::Batches { on, gap_ns, .. } => e.arm_timer(*on, *gap_ns, Act::Batch(k)),
-                Source::Interrupts { cpus, per_sec } => {
-                    for c in cpus.clone() {
-                        e.arm_device(c, k, *per_sec);
-                    }
-                }
-            }
-        }
+        e.start_load();
         for c in 0..n {
             let (done, spent) = cost::on_cpu(c, 0, || self.schedule(c));
             done?;
@@ -1644,9 +1044,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             if !warm && at >= warmup(sim_ns) {
                 // The boot's storm (every CPU starting at once) is not the load's cost.
                 warm = true;
-                #[cfg(nohz_linecount)]
-                cost::reset_counts();
-                self.e.cpus.iter().for_each(|s| s.kernel_ns.set(0));
+                self.e.forget_warmup();
             }
             self.e.now.set(at);
             let (done, spent) = cost::on_cpu(c, at, || self.deliver(c, ev));
@@ -1665,68 +1063,6 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         self.e.check(true);
         Ok(())
     }
-
-    fn outcome(&self, sim_ns: u64, cost: Option<cost::CostReport>) -> Outcome {
-        let e = &*self.e;
-        let now = e.now();
-        let mut busy = 0;
-        let mut idle = 0;
-        let mut invisible = 0;
-        for s in &e.cpus {
-            busy += s.busy_ns.get() + s.curr.get().map_or(0, |_| now - s.run_start.get());
-            let halted = if s.halted.get() {
-                now - s.halted_at.get()
-            } else {
-                0
-            };
-            idle += s.idle_ns.get() + halted;
-            invisible += s.invisible_ns.get() + if s.halted_invisible.get() { halted } else { 0 };
-        }
-        let n = e.counts.borrow();
-        Outcome {
-            policy: P::NAME,
-            plant: e.plant.name(),
-            cpus: e.shape.cpus,
-            sim_seconds: sim_ns as f64 / 1e9,
-            events: n.events,
-            tasks_completed: n.tasks_completed,
-            runs_completed: n.runs_completed,
-            busy_ticks: n.busy_ticks,
-            due_ticks: n.due_ticks,
-            idle_ticks: n.idle_ticks,
-            kicks_sent: n.kicks_sent,
-            ilb_passes: n.ilb_passes,
-            ilb_duty: e.cpus.iter().map(|s| s.ilb_passes.get()).collect(),
-            pulled_newidle: n.pulled_newidle,
-            pulled_periodic: n.pulled_periodic,
-            pulled_ilb: n.pulled_ilb,
-            idle_entries: n.idle_entries,
-            halts: n.halts,
-            stopped_halts: n.stopped_halts,
-            hotplug_cycles: n.hotplug_cycles,
-            hotplug_refused: n.hotplug_refused,
-            busy_ns: busy,
-            idle_ns: idle,
-            invisible_idle_ns: invisible,
-            checks: n.checks,
-            violations: n.violations,
-            first_violation: n.first_violation.clone(),
-            warnings: e.m.warnings().total(e.m.nr_cpu_ids()),
-            batches_done: n.batches_done,
-            batch_ms: {
-                let ms: Vec<f64> = n.batch_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
-                crate::measure::median(&ms)
-            },
-            kernel_ns: e.cpus.iter().map(|s| s.kernel_ns.get()).sum(),
-            cost,
-        }
-    }
-}
-
-/// The first fifth of a run, whose kernel-function time the cost model does not count: every
-/// CPU starts at time 0 and takes the shared lines at once.
-pub fn warmup(sim_ns: u64) -> u64 {
-    sim_ns / 5
 }
 
 /// Stack of the thread a run makes: a machine of the engine's capacity is built in place,
@@ -1769,7 +1105,7 @@ fn run_here<P: Policy, const HZ: u32>(cfg: &Config) -> Result<Outcome, String> {
     let report = cost::uninstall().map(|m| m.report(cfg.sim_ns - warmup(cfg.sim_ns)));
     #[cfg(not(nohz_linecount))]
     let report = None;
-    let outcome = runner.outcome(cfg.sim_ns, report);
+    let outcome = runner.e.outcome(cfg.sim_ns, report);
     // The idle coroutines hold the engine: drop them (unwinding their stacks) before it.
     runner.coros.clear();
     result.map(|()| outcome)

@@ -1,5 +1,6 @@
 //! The simulated machine's shape: SMT siblings, last-level caches, sockets (NUMA nodes),
-//! cpusets and NO_HZ_FULL CPUs, and the scheduling domains the kernel builds from them.
+//! cpusets and NO_HZ_FULL CPUs. The scheduling domains the kernel builds from it are the
+//! scheduler's (`sched/topology.rs`).
 //!
 //! CPUs are numbered the way the kernel's topology code usually enumerates a simple machine:
 //! the threads of a core are adjacent, a cache's cores are adjacent, a socket's caches are
@@ -105,100 +106,15 @@ impl Shape {
     pub fn llc_of(&self, cpu: usize) -> Range<usize> {
         intersect(aligned(cpu, self.llc), self.cpuset(cpu))
     }
-
-    /// `cpu`'s scheduling domains, lowest first: SMT, MC (the cache), PKG (the socket) and
-    /// NUMA (the machine), each cut to the cpuset; a level that spans no more than the one
-    /// below it is degenerate and dropped (`sd_degenerate`), as is a level of one CPU.
-    pub fn domains(&self, cpu: usize) -> Vec<Domain> {
-        let set = self.cpuset(cpu);
-        let levels = [
-            (Level::Smt, aligned(cpu, self.smt)),
-            (Level::Mc, aligned(cpu, self.llc)),
-            (Level::Pkg, aligned(cpu, self.socket)),
-            (Level::Numa, 0..self.cpus),
-        ];
-        let mut out: Vec<Domain> = Vec::new();
-        for (level, span) in levels {
-            let span = intersect(span, set.clone());
-            if span.len() <= 1 || out.last().is_some_and(|d| d.span == span) {
-                continue;
-            }
-            out.push(Domain::new(level, span));
-        }
-        out
-    }
-}
-
-/// A scheduling-domain level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Hardware threads of one core.
-    Smt,
-    /// Cores sharing a last-level cache.
-    Mc,
-    /// One socket.
-    Pkg,
-    /// The whole machine (across sockets).
-    Numa,
-}
-
-/// One scheduling domain of one CPU, with its balancing state (`struct sched_domain`'s
-/// `last_balance`, `balance_interval`, `min_interval`, `max_interval`, `busy_factor`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Domain {
-    /// The level.
-    pub level: Level,
-    /// The CPUs it spans.
-    pub span: Range<usize>,
-    /// `sd->last_balance`, in jiffies.
-    pub last_balance: usize,
-    /// `sd->balance_interval`, in milliseconds: starts at the domain's weight, doubles while
-    /// balancing finds nothing to move, back to the minimum when it moves something.
-    pub balance_interval: u64,
-}
-
-/// `sd->busy_factor`: a busy CPU balances this many times less often.
-pub const BUSY_FACTOR: u64 = 16;
-
-impl Domain {
-    fn new(level: Level, span: Range<usize>) -> Domain {
-        let weight = span.len() as u64;
-        Domain {
-            level,
-            span,
-            last_balance: 0,
-            balance_interval: weight,
-        }
-    }
-
-    /// `sd->min_interval`: the domain's weight in milliseconds.
-    pub fn min_interval(&self) -> u64 {
-        self.span.len() as u64
-    }
-
-    /// `sd->max_interval`: twice the weight.
-    pub fn max_interval(&self) -> u64 {
-        2 * self.span.len() as u64
-    }
-
-    /// `get_sd_balance_interval(sd, busy)` in jiffies: the interval, times the busy factor on
-    /// a busy CPU, clamped to one jiffy and to `max_load_balance_interval` (a tenth of a
-    /// second per online CPU).
-    pub fn interval(&self, busy: bool, hz: u32, online: usize) -> usize {
-        let ms = self.balance_interval * if busy { BUSY_FACTOR } else { 1 };
-        let j = (ms * u64::from(hz)).div_ceil(1000) as usize;
-        let max = (hz as usize * online / 10).max(1);
-        j.clamp(1, max)
-    }
 }
 
 /// The block of `size` CPUs holding `cpu`.
-fn aligned(cpu: usize, size: usize) -> Range<usize> {
+pub(super) fn aligned(cpu: usize, size: usize) -> Range<usize> {
     let start = cpu / size * size;
     start..start + size
 }
 
-fn intersect(a: Range<usize>, b: Range<usize>) -> Range<usize> {
+pub(super) fn intersect(a: Range<usize>, b: Range<usize>) -> Range<usize> {
     a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
 }
 
@@ -218,37 +134,6 @@ mod tests {
     }
 
     #[test]
-    fn domains_climb_smt_cache_socket_machine() {
-        let d = two_sockets().domains(5);
-        let spans: Vec<_> = d.iter().map(|d| (d.level, d.span.clone())).collect();
-        assert_eq!(
-            spans,
-            [
-                (Level::Smt, 4..6),
-                (Level::Mc, 4..8),
-                (Level::Pkg, 0..8),
-                (Level::Numa, 0..16)
-            ]
-        );
-        assert_eq!(d[1].balance_interval, 4);
-    }
-
-    #[test]
-    fn cpusets_cut_the_domains_and_degenerate_levels_drop() {
-        let s = Shape {
-            cpusets: 2,
-            ..two_sockets()
-        };
-        // The NUMA level, cut to the cpuset, equals the socket: dropped.
-        let spans: Vec<_> = s.domains(9).iter().map(|d| d.span.clone()).collect();
-        assert_eq!(spans, [8..10, 8..12, 8..16]);
-        // No SMT, one cache per socket: one level left of three.
-        let flat = Shape::flat(8);
-        assert_eq!(flat.domains(3).len(), 1);
-        assert!(Shape::flat(1).domains(0).is_empty());
-    }
-
-    #[test]
     fn nohz_full_cpus_are_the_last_of_each_cpuset() {
         let s = Shape {
             cpusets: 2,
@@ -264,15 +149,5 @@ mod tests {
         };
         assert!(bad.check().is_err());
         assert!(Shape { llc: 3, ..s }.check().is_err());
-    }
-
-    #[test]
-    fn busy_intervals_are_longer_and_clamped() {
-        let d = Domain::new(Level::Mc, 0..64);
-        assert_eq!(d.interval(false, 1000, 768), 64);
-        assert_eq!(d.interval(true, 1000, 768), 1024);
-        // A tenth of a second per online CPU caps it: 4 CPUs at HZ 1000, 400 jiffies.
-        assert_eq!(d.interval(true, 1000, 4), 400);
-        assert_eq!(d.interval(false, 100, 768), 7);
     }
 }

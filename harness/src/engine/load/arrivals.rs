@@ -1,0 +1,34 @@
+//! New tasks arriving at random: a stream (uniform gaps, a mean rate) over a range of CPUs
+//! ([`Source::Arrivals`]), each woken by a timer interrupt on its CPU and placed from there as a
+//! waking task (`select_idle_sibling`): the frontier's load.
+
+use crate::engine::work::Source;
+use crate::engine::{Act, Engine};
+use nohz::Policy;
+use std::ops::Range;
+
+impl<P: Policy, const HZ: u32> Engine<P, HZ> {
+    /// An arrival of source `src` on `c`: a new task, placed and queued, and the next
+    /// arrival armed.
+    pub(in crate::engine) fn arrive(&self, c: usize, src: usize) {
+        let Source::Arrivals {
+            cpus,
+            per_sec,
+            kind,
+        } = &self.workload.sources[src]
+        else {
+            return;
+        };
+        let t = self.new_task(*kind, c, None);
+        let to = self.select_idle_sibling(t);
+        self.enqueue(to, t);
+        self.arm_arrival(src, cpus.clone(), *per_sec);
+    }
+
+    /// Arms the next arrival of source `src`, on a random CPU of `cpus`.
+    pub(super) fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
+        let at = self.next_of(per_sec);
+        let cpu = self.draw(|r| r.u64(cpus.start as u64..cpus.end as u64)) as usize;
+        self.arm_timer(cpu, at, Act::Arrive(src));
+    }
+}
