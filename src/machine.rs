@@ -346,8 +346,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `update_misfit_status(NULL, rq)` returns at once and `misfit_task_load` is left as it
     /// was); a CPU with a queued wakeup or an inactive one stops there. Where the platform's
     /// [`newidle_domain`](crate::platform::Balance::newidle_domain) allows a walk, the CPU
-    /// refreshes its own blocked averages, then the platform's domain walk tries to pull a
-    /// task (a CPU without a domain goes on without either); `rq.next_balance` is pulled in to
+    /// reads the start of the walk's cost window
+    /// ([`sched_clock_cpu`](crate::platform::Balance::sched_clock_cpu)), refreshes its own
+    /// blocked averages, then the platform's domain walk tries to pull a task, given that
+    /// start so the refresh counts toward its cost (a CPU without a domain goes on without
+    /// either); `rq.next_balance` is pulled in to
     /// `jiffies + HZ` or the domains' earlier deadline, and if nothing was pulled
     /// `nohz_newidle_balance` may ask for a blocked-load refresh. Returns whether a task was
     /// pulled.

@@ -400,6 +400,22 @@ pub trait Balance<const N: usize> {
         NewidleDomain::ALWAYS_WALK
     }
 
+    /// `sched_clock_cpu(cpu)`: the clock newidle's walk costs are measured on, in
+    /// nanoseconds. Read on `cpu` by
+    /// [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle), interrupts
+    /// off, once a walk is decided and before the blocked-load refresh, and handed to
+    /// [`newidle_balance`](Self::newidle_balance) as `t0`: the start of the first domain's
+    /// cost window (see there).
+    ///
+    /// The default, 0, is a kernel that measures no newidle cost (its
+    /// [`newidle_domain`](Self::newidle_domain) answers a `max_newidle_lb_cost` of 0, or none
+    /// at all): `t0` is then 0 and means nothing. A kernel that keeps
+    /// `max_newidle_lb_cost` answers from the clock its walk reads after each domain.
+    #[inline]
+    fn sched_clock_cpu(&self, _cpu: CpuId<N>) -> u64 {
+        0
+    }
+
     /// The domain walk of `sched_balance_newidle` on `cpu`: tries to pull a task and reports
     /// the outcome. The crate asks for it only when [`newidle_domain`](Self::newidle_domain)
     /// allows a walk, and only after it refreshed `cpu`'s blocked averages
@@ -408,11 +424,24 @@ pub trait Balance<const N: usize> {
     /// rest itself (misfit reset, `next_balance`, `nohz_newidle_balance`). Without a walk
     /// nothing is pulled.
     ///
+    /// **The cost window.** `t0` is [`sched_clock_cpu`](Self::sched_clock_cpu) read *before*
+    /// that refresh, as the kernel takes `t0 = sched_clock_cpu(this_cpu)` before
+    /// `sched_balance_update_blocked_averages`: the first domain's cost (`t1 - t0`, with `t1`
+    /// read after balancing it) includes the refresh, and so do `curr_cost` and what
+    /// `update_newidle_cost` folds into that domain's `max_newidle_lb_cost` (the value
+    /// [`newidle_domain`](Self::newidle_domain) answers next time). A walk that measured from
+    /// its own start would leave the refresh out, report cheaper walks than the kernel's, and
+    /// so walk more often. Each later domain's window starts where the previous one ended, and
+    /// `update_newidle_cost` raises a domain's maximum to a larger cost or else decays it by
+    /// 253/256 at most once a second, as in the kernel. A kernel without cost tracking ignores
+    /// `t0`.
+    ///
     /// Called on `cpu` by [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle),
     /// from the scheduler as the CPU is about to run its idle task (interrupts off, `cpu`'s rq
     /// lock not held by the crate: take the locks the pull needs inside).
     #[doc(alias = "sched_balance_newidle")]
-    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome;
+    #[doc(alias = "update_newidle_cost")]
+    fn newidle_balance(&self, cpu: CpuId<N>, t0: u64) -> NewidleOutcome;
 }
 
 /// Everything the NOHZ code needs from the kernel, in one bound.

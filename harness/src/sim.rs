@@ -1098,7 +1098,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Sim<P, HZ> {
         };
         self.jiffies.get().add(interval)
     }
-    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
         let pulled = self.pull(cpu.index(), 1) > 0;
         NewidleOutcome {
             pulled_task: pulled,

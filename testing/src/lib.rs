@@ -91,6 +91,9 @@ pub enum Event<const N: usize> {
     NewidleBalance {
         /// The CPU going idle.
         cpu: CpuId<N>,
+        /// The start of the walk's cost window: [`Balance::sched_clock_cpu`] (the host clock)
+        /// as the crate read it.
+        t0: u64,
     },
     /// [`CpuState::synchronize_rcu`].
     SynchronizeRcu,
@@ -662,8 +665,11 @@ impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
                 .then(|| Jiffies::new(self.sd_deadline.load(Relaxed))),
         }
     }
-    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome {
-        self.record(Event::NewidleBalance { cpu });
+    fn sched_clock_cpu(&self, _cpu: CpuId<N>) -> u64 {
+        self.time_ns()
+    }
+    fn newidle_balance(&self, cpu: CpuId<N>, t0: u64) -> NewidleOutcome {
+        self.record(Event::NewidleBalance { cpu, t0 });
         NewidleOutcome {
             pulled_task: self.newidle_pulls.load(Relaxed),
             next_balance: self

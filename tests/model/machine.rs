@@ -449,7 +449,7 @@ fn event(e: Event<N>) -> Option<Ev> {
                 CpuIdleType::NewlyIdle => return Some(Ev::Newidle(usize::MAX)),
             },
         },
-        Event::NewidleBalance { cpu } => Ev::Newidle(cpu.index()),
+        Event::NewidleBalance { cpu, .. } => Ev::Newidle(cpu.index()),
         Event::SynchronizeRcu => Ev::SyncRcu,
         // Tick hardware and idle states: not part of the NOHZ projection.
         _ => return None,

@@ -48,7 +48,7 @@ impl<P: Policy> Balance<NR> for Kernel<P> {
         let idle = kernel::balance(self, by.index(), cpu.index(), idle == CpuIdleType::Idle);
         TIME.jiffies().add(if idle { 4 } else { 16 })
     }
-    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
         NewidleOutcome::pulled(kernel::pull(self, cpu.index(), 1) > 0)
     }
 }

@@ -1369,7 +1369,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
             next_balance: None,
         }
     }
-    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
         NewidleOutcome::pulled(self.e.newidle_pull(cpu.index()))
     }
 }
