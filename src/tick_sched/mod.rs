@@ -128,9 +128,16 @@ pub struct TickSched {
     idle_sleeptime: AtomicU64,
     iowait_sleeptime: AtomicU64,
     tick_dep_mask: AtomicU32,
+    last_tick_jiffies: AtomicUsize,
+    stalled_jiffies: AtomicU32,
 }
 
 impl TickSched {
+    /// `MAX_STALLED_JIFFIES`: how many of a CPU's ticks may see the same jiffies, after the
+    /// one that first saw them, before that CPU updates jiffies itself (`tick_sched_do_timer`'s
+    /// stall fallback, kernels since v5.18: a1ff03cd6fb9, 2022).
+    pub const MAX_STALLED_JIFFIES: u32 = 5;
+
     crate::maybe_const_fn! {
         /// All zero: periodic tick, NO_HZ not yet active.
         pub fn new() -> Self {
@@ -152,6 +159,8 @@ impl TickSched {
                 idle_sleeptime: AtomicU64::new(0),
                 iowait_sleeptime: AtomicU64::new(0),
                 tick_dep_mask: AtomicU32::new(0),
+                last_tick_jiffies: AtomicUsize::new(0),
+                stalled_jiffies: AtomicU32::new(0),
             }
         }
     }
@@ -221,6 +230,10 @@ impl TickSched {
         pub idle_sleeptime: u64 = idle_sleeptime;
         /// `ts->iowait_sleeptime`: idle time accumulated while tasks waited on I/O.
         pub iowait_sleeptime: u64 = iowait_sleeptime;
+        /// `ts->last_tick_jiffies`: the jiffies this CPU's tick last saw move.
+        pub last_tick_jiffies: Jiffies = last_tick_jiffies;
+        /// `ts->stalled_jiffies`: this CPU's ticks since then that saw the same jiffies.
+        pub stalled_jiffies: u32 = stalled_jiffies;
     }
 
     /// `tick_sched_timer_dying`'s reset: every field back to [`TickSched::new`]'s zero but
@@ -230,6 +243,8 @@ impl TickSched {
         self.flags.store(0, Relaxed);
         self.last_jiffies.store(0, Relaxed);
         self.idle_jiffies.store(0, Relaxed);
+        self.last_tick_jiffies.store(0, Relaxed);
+        self.stalled_jiffies.store(0, Relaxed);
         self.tick_dep_mask.store(0, Relaxed);
         for field in [
             &self.idle_expires,
@@ -899,6 +914,17 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// exist (`tick_nohz_full_running`) that is a [`Warning::DoTimerOrphaned`], since their
     /// timekeeper never gives the duty up. (Kernels before it left the duty to the next
     /// housekeeping CPU, silently.)
+    ///
+    /// **A stalled timekeeper** (the kernel's fallback since v5.18, a1ff03cd6fb9): the duty's
+    /// owner may be unable to tick for a while and still own it: held in stop-machine (the
+    /// context [`Machine::cpu_dying`](crate::Machine::cpu_dying) runs in on another CPU), or in
+    /// a long VM exit. So every ticking CPU watches jiffies: once its ticks have seen the same
+    /// value [`TickSched::MAX_STALLED_JIFFIES`] times after the one that first saw it, it
+    /// updates jiffies itself (the platform's
+    /// [`update_jiffies`](crate::platform::TickHardware::update_jiffies), which catches up
+    /// every period missed and does nothing if someone else just did) and counts again from
+    /// the new value. The duty stays with its owner. A CPU whose tick is stopped does not
+    /// watch, and needs not: its next interrupt catches jiffies up on entry.
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "tick_sched_do_timer")]
     #[doc(alias = "tick_sched_handle")]
@@ -924,6 +950,21 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         }
         if owner == do_timer_word(cpu) {
             plat.update_jiffies(now);
+        }
+        // The jiffies update stalled (its owner held in stop-machine or a VM exit): after
+        // MAX_STALLED_JIFFIES ticks on the same jiffies, update them from here.
+        let seen = plat.jiffies();
+        if ts.last_tick_jiffies() != seen {
+            ts.stalled_jiffies.store(0, Relaxed);
+            ts.last_tick_jiffies.store(seen.get(), Relaxed);
+        } else {
+            let stalled = ts.stalled_jiffies().wrapping_add(1);
+            ts.stalled_jiffies.store(stalled, Relaxed);
+            if stalled == TickSched::MAX_STALLED_JIFFIES {
+                plat.update_jiffies(now);
+                ts.stalled_jiffies.store(0, Relaxed);
+                ts.last_tick_jiffies.store(plat.jiffies().get(), Relaxed);
+            }
         }
         // tick_sched_handle
         if ts.tick_stopped() {
