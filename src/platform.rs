@@ -15,7 +15,7 @@
 //! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` | `need_resched` / `this_cpu`: the tick, idle, softirq and newidle paths (IRQs off); `synchronize_rcu`: hotplug and domain rebuilds only (process context, may sleep) |
 //! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` | `kick_ilb`, from the busy CPU's scheduler tick (IRQs off) |
 //! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` (a notification: the crate keeps the pending bit) | the balance trigger (tick) and the csd handler (IPI): IRQs off |
-//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context) and the kick's due path (IRQs off) |
+//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context); the asymmetry questions also on the kick's due path (IRQs off) |
 //! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()`, the newidle walk | the softirq's ILB pass and the idle path (softirq or IRQs-off context; take the target's rq lock inside) |
 //! | [`TickHardware`] | the sched timer, the timer wheel, timekeeping, softirq and task tick dependencies | tick-sched's paths: the idle loop and interrupt entry/exit, IRQs off |
 //! | [`IdleHooks`] | `cpu_idle_poll`, the cpuidle governor and states, `arch_cpu_idle_dead` | `do_idle` only, on the idling CPU |
@@ -177,7 +177,10 @@ pub trait Softirq<const N: usize> {
 pub const SCHED_CAPACITY_SCALE: u64 = 1024;
 
 /// Scheduling-domain facts. The crate reads them when it builds or rebuilds its per-LLC state
-/// (at init and on hotplug) and on the balancer kick's slow path.
+/// (at init and on hotplug); of them, only the asymmetry questions
+/// ([`has_asym_packing`](Self::has_asym_packing), [`asym_prefers`](Self::asym_prefers),
+/// [`has_asym_cpucapacity`](Self::has_asym_cpucapacity)) are asked on the balancer kick's slow
+/// path too (the busy tick, interrupts off); each method says which.
 pub trait Topology<const N: usize> {
     /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`): it takes part in load
     /// balancing. `false` for isolated CPUs (`isolcpus=domain`) and for a partition of one CPU;
@@ -211,16 +214,22 @@ pub trait Topology<const N: usize> {
         Some(CpuId::from_scan(0))
     }
 
-    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read when
-    /// the domains are built (process context). The default, [`SCHED_CAPACITY_SCALE`], is a
-    /// machine of identical CPUs.
+    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read only
+    /// when the domains are built (init, hotplug, rebuilds; process context), for every CPU:
+    /// the crate keeps the answer with that domain generation, and the busy tick's
+    /// `check_cpu_capacity` reads the kept value, so a kernel whose capacities change at run
+    /// time (as arm64's do when cpufreq learns them) rebuilds the domains after the change,
+    /// as the kernel does. The default, [`SCHED_CAPACITY_SCALE`], is a machine of identical
+    /// CPUs.
     #[doc(alias = "arch_scale_cpu_capacity")]
     fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
         SCHED_CAPACITY_SCALE
     }
 
-    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it), read
-    /// when the domains are built (process context).
+    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it). Read
+    /// only when the domains are built (process context), for every CPU, and kept with that
+    /// domain generation as the kernel keeps it in the domain: the busy tick's
+    /// `check_cpu_capacity` reads the kept value and never calls this.
     fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
         117
     }

@@ -15,7 +15,7 @@
 //! |---|---|---|---|
 //! | hot | `nr_running`, `ttwu_pending`, current-is-idle, `h_nr_runnable`, capacity, misfit | the kernel, on this CPU | everybody (`idle_cpu()` in ILB scans) |
 //! | kick | `nohz_flags`, the csd's busy state | remote kickers and this CPU's handler | the same |
-//! | nohz | `nohz_tick_stopped`, `has_blocked_load`, `last_blocked_load_update_tick`, `next_balance`, `idle_balance`, `nohz_idle_balance`, `avg_idle`, domain facts | this CPU, and the ILB on its behalf | this CPU and the ILB |
+//! | nohz | `nohz_tick_stopped`, `has_blocked_load`, `last_blocked_load_update_tick`, `next_balance`, `idle_balance`, `nohz_idle_balance`, `avg_idle`, domain facts (the LLC view, `imbalance_pct`, `arch_capacity`) | this CPU, the ILB on its behalf, the domain build | this CPU, the ILB, the busy tick's kick |
 //!
 //! So a kicker's `fetch_or` on `nohz_flags` never invalidates the line that ILB scans read for
 //! `idle_cpu()`. Every field is an atomic: the racy kernel accesses are `Relaxed` loads and
@@ -281,6 +281,8 @@ struct RqNohz {
     // `nohz_idle` are the check-then-act pair of the LLC busy count: two copies, one per domain
     // generation (the machine's generation word says which is current), so a rebuild writes
     // the copy nobody uses and publishes it at once (see `Machine::rebuild_sched_domains`).
+    // The capacity facts the kick reads ride in the same copies, so that a kick reads the
+    // pair one build wrote.
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
     #[cfg(feature = "sharded")]
@@ -297,14 +299,20 @@ struct RqNohz {
     shard_summary_bit: AtomicU64,
 }
 
-/// One domain generation's view of this CPU's LLC: the kernel's `sd_llc` and its
-/// `nohz_idle`.
+/// One domain generation's view of this CPU's domains: the kernel's `sd_llc` and its
+/// `nohz_idle`, and what `check_cpu_capacity` reads of the base domain (`sd->imbalance_pct`)
+/// and of the CPU (`arch_scale_cpu_capacity`), taken from the platform when the generation is
+/// built so that the busy tick asks the platform nothing.
 #[derive(Debug)]
 pub(crate) struct SdSlot {
     /// The LLC leader's index plus one, or [`NO_CPU`].
     llc_leader: AtomicU32,
     /// `sd_llc->nohz_idle`: this CPU does not count as busy in that generation's LLC.
     nohz_idle: AtomicBool,
+    /// `rq->sd->imbalance_pct`.
+    imbalance_pct: AtomicU32,
+    /// `arch_scale_cpu_capacity(cpu)`.
+    arch_capacity: AtomicU64,
 }
 
 impl SdSlot {
@@ -313,8 +321,22 @@ impl SdSlot {
             SdSlot {
                 llc_leader: AtomicU32::new(NO_CPU),
                 nohz_idle: AtomicBool::new(false),
+                imbalance_pct: AtomicU32::new(0),
+                arch_capacity: AtomicU64::new(0),
             }
         }
+    }
+
+    /// `sd->imbalance_pct` of this CPU's base domain in this generation.
+    #[inline]
+    pub(crate) fn imbalance_pct(&self) -> u32 {
+        self.imbalance_pct.load(Relaxed)
+    }
+
+    /// `arch_scale_cpu_capacity(cpu)` as this generation's build read it.
+    #[inline]
+    pub(crate) fn arch_capacity(&self) -> u64 {
+        self.arch_capacity.load(Relaxed)
     }
 
     /// The LLC leader in this generation, if the CPU has an LLC domain there.
@@ -631,15 +653,23 @@ impl Rq {
         &self.nohz.sd[slot & 1]
     }
     /// Installs rebuilt domain facts in the unused generation slot `slot`: the base-domain
-    /// answer (one word, seen at once) and the LLC leader with `nohz_idle` at 0, as in a fresh
-    /// domain.
+    /// answer (one word, seen at once), the LLC leader with `nohz_idle` at 0, as in a fresh
+    /// domain, and the capacity facts (`imbalance_pct`, `arch_capacity`).
     #[inline]
-    pub(crate) fn set_domains(&self, slot: usize, has_domain: bool, llc_leader: Option<usize>) {
+    pub(crate) fn set_domains(
+        &self,
+        slot: usize,
+        has_domain: bool,
+        llc_leader: Option<usize>,
+        (imbalance_pct, arch_capacity): (u32, u64),
+    ) {
         self.nohz.has_domain.store(has_domain, Relaxed);
         let sd = self.sd(slot);
         sd.llc_leader
             .store(llc_leader.map_or(NO_CPU, |l| l as u32 + 1), Relaxed);
         sd.nohz_idle.store(false, Relaxed);
+        sd.imbalance_pct.store(imbalance_pct, Relaxed);
+        sd.arch_capacity.store(arch_capacity, Relaxed);
     }
 }
 

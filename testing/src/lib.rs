@@ -176,6 +176,7 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     this_cpu: AtomicU32,
     arch_capacity: AtomicUsize,
     imbalance_pct: AtomicU32,
+    capacity_reads: AtomicU64,
     asym_priority: Vec<AtomicU32>,
     asym_cpucapacity: AtomicBool,
     newidle_pulls: AtomicBool,
@@ -278,6 +279,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             this_cpu: AtomicU32::new(NONE),
             arch_capacity: AtomicUsize::new(nohz::platform::SCHED_CAPACITY_SCALE as usize),
             imbalance_pct: AtomicU32::new(117),
+            capacity_reads: AtomicU64::new(0),
             asym_priority: (0..N).map(|_| AtomicU32::new(NONE)).collect(),
             asym_cpucapacity: AtomicBool::new(false),
             newidle_pulls: AtomicBool::new(false),
@@ -351,6 +353,12 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     pub fn set_capacity(&self, arch_capacity: u64, imbalance_pct: u32) {
         self.arch_capacity.store(arch_capacity as usize, Relaxed);
         self.imbalance_pct.store(imbalance_pct, Relaxed);
+    }
+
+    /// How many times the crate asked [`Topology::arch_capacity`] or
+    /// [`Topology::imbalance_pct`] so far.
+    pub fn capacity_reads(&self) -> u64 {
+        self.capacity_reads.load(Relaxed)
     }
 
     /// Puts `cpu` in the machine-wide asym-packing domain with `priority` (higher is preferred),
@@ -622,9 +630,11 @@ impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
             .ok()
     }
     fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
+        self.capacity_reads.fetch_add(1, Relaxed);
         self.arch_capacity.load(Relaxed) as u64
     }
     fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
+        self.capacity_reads.fetch_add(1, Relaxed);
         self.imbalance_pct.load(Relaxed)
     }
     fn has_asym_packing(&self, cpu: CpuId<N>) -> bool {
