@@ -16,6 +16,7 @@
 //! | any other interrupt (a device, a reschedule IPI) | that CPU, IRQs off | [`Machine::interrupt`] around its handler, or [`Machine::irq_enter`] first and [`Machine::irq_exit`] last |
 //! | a task is queued, dequeued or moved; the CPU switches to or from its idle task | any CPU, under the kernel's run-queue lock | [`Machine::update_rq`] (the counts and the idle task together; a NO_HZ_FULL CPU's tick dependency follows them), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
+//! | the cpuidle governor weighs idle states ([`platform::IdleHooks::cpuidle_select`], inside `do_idle`) | that CPU, IRQs off | [`Machine::tick_nohz_get_sleep_length`], or the `sleep` handle `cpuidle_select` gets (the same call) |
 //! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | any CPU | [`Machine::tick_dep_set_cpu`] / [`Machine::tick_dep_clear_cpu`] |
 //! | taking a CPU down | its hotplug thread (may sleep), then the CPU itself in stop-machine | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`] |
 //! | bringing it back | the CPU itself, then its hotplug thread | [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |

@@ -229,6 +229,29 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         crate::idle::do_idle(&self.cpus, &self.fair, &self.ticks, cpu, plat)
     }
 
+    /// `tick_nohz_get_sleep_length(&delta_next)` on `cpu`: for its cpuidle governor, how long
+    /// the CPU may sleep if its tick stops, and until its next tick if it is kept
+    /// ([`SleepLength`](crate::platform::SleepLength), from the idle entry).
+    ///
+    /// Call it on `cpu` from its governor's [`cpuidle_select`](crate::platform::IdleHooks::cpuidle_select),
+    /// inside [`do_idle`](Self::do_idle) with interrupts off; the `sleep` handle that
+    /// `cpuidle_select` gets runs this same call, for a governor that does not reach the
+    /// machine. It computes the next event and caches it: the tick stop that follows (the
+    /// governor answering `Some(true)`) uses exactly that event, and `Some(false)` drops it,
+    /// as the kernel's `tick_nohz_idle_retain_tick` does. Called elsewhere, the cache outlives
+    /// the call: outside the idle section it is a
+    /// [`Warning::SleepLengthOutsideIdle`](crate::Warning) (and the next idle entry counts a
+    /// `CachedNextEvent`), and for another CPU a `WrongCpu`.
+    #[inline]
+    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> crate::platform::SleepLength {
+        self.ticks
+            .tick_nohz_get_sleep_length(&self.cpus, &self.fair, cpu, plat)
+    }
+
     /// `sched_cpu_deactivate`'s NOHZ part, on `cpu` (the CPU going down, from its hotplug
     /// thread: process context, may sleep): checks that the CPU may go
     /// (`tick_nohz_cpu_hotpluggable`: not the NO_HZ_FULL timekeeper; not the last active

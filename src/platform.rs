@@ -671,8 +671,19 @@ pub trait IdleHooks<const N: usize> {
 
     /// The cpuidle governor's choice: `None` when there is no cpuidle driver (default idle),
     /// `Some(stop_tick)` otherwise (`cpuidle_select`). Asked on `cpu` by each pass of
-    /// [`Machine::do_idle`](crate::Machine::do_idle) (interrupts off); default `None`.
-    fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
+    /// [`Machine::do_idle`](crate::Machine::do_idle) (interrupts off, inside the idle
+    /// section); default `None`.
+    ///
+    /// **The sleep length.** A governor that weighs idle states by how long the CPU may sleep
+    /// (menu, teo) asks `sleep`
+    /// ([`SleepLengthQuery::tick_nohz_get_sleep_length`]), as the kernel's governors call
+    /// `tick_nohz_get_sleep_length(&delta_next)` from here: the time to the next timer if the
+    /// tick stops, and to the next tick if it is kept. Asking computes the next event and
+    /// caches it, as the kernel does: answering `Some(true)` then stops the tick at exactly
+    /// that event without computing it again, and `Some(false)` drops it (the kernel's
+    /// `tick_nohz_idle_retain_tick`). A governor that does not ask (or `None`) leaves the stop
+    /// path to compute the next event itself.
+    fn cpuidle_select(&self, _cpu: CpuId<N>, _sleep: &SleepLengthQuery<'_>) -> Option<bool> {
         None
     }
 
@@ -694,6 +705,56 @@ pub trait IdleHooks<const N: usize> {
     #[doc(alias = "cpuhp_report_idle_dead")]
     #[inline]
     fn report_idle_dead(&self, _cpu: CpuId<N>) {}
+}
+
+/// What `tick_nohz_get_sleep_length(&delta_next)` tells a cpuidle governor, in nanoseconds
+/// from the CPU's idle entry (its `idle_entrytime`, which stands for now, as in the kernel).
+#[doc(alias = "tick_nohz_get_sleep_length")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SleepLength {
+    /// The function's value: how long the CPU may sleep if its tick stops, until the next
+    /// event [`TickHardware::next_timer_interrupt`] (or the tick a need for it brings in)
+    /// sets, bounded by timekeeping's deferment on the timekeeper. Equal to
+    /// [`delta_next`](Self::delta_next) when the tick cannot stop (a softirq pending, the
+    /// timekeeper of NO_HZ_FULL CPUs, a timer due within the tick).
+    pub sleep_length: u64,
+    /// `*delta_next`: how long until the CPU's next tick (the sched timer's expiry,
+    /// [`TickHardware::tick_expiry`]; [`KTIME_MAX`] for a stopped tick with nothing to wake
+    /// for), which is what the CPU sleeps if its tick is kept.
+    pub delta_next: u64,
+}
+
+/// A cpuidle governor's handle on `tick_nohz_get_sleep_length()`, given to
+/// [`IdleHooks::cpuidle_select`]: the answer is computed only if the governor asks, since
+/// asking has the kernel's side effect (the next event is computed and cached for the stop
+/// path), and a governor that does not need it (a short expected idle, a tick already
+/// stopped) does not ask in the kernel either.
+pub struct SleepLengthQuery<'a> {
+    get: &'a dyn Fn() -> SleepLength,
+}
+
+impl<'a> SleepLengthQuery<'a> {
+    /// A handle that answers with `get` (the crate builds one for each
+    /// [`cpuidle_select`](IdleHooks::cpuidle_select); a rig calling a governor directly builds
+    /// its own).
+    #[inline]
+    pub const fn new(get: &'a dyn Fn() -> SleepLength) -> Self {
+        SleepLengthQuery { get }
+    }
+
+    /// `tick_nohz_get_sleep_length(&delta_next)` on the idling CPU: see
+    /// [`Machine::tick_nohz_get_sleep_length`](crate::Machine::tick_nohz_get_sleep_length),
+    /// which this runs. Each call computes it again.
+    #[inline]
+    pub fn tick_nohz_get_sleep_length(&self) -> SleepLength {
+        (self.get)()
+    }
+}
+
+impl core::fmt::Debug for SleepLengthQuery<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SleepLengthQuery")
+    }
 }
 
 /// Everything the idle loop driver needs.

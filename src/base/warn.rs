@@ -70,11 +70,15 @@ pub enum Warning {
     /// (`WARN_ON_ONCE(basemono > next_tick)`): the platform broke its contract. The timer
     /// counts as due at the base.
     NextTimerInPast,
+    /// `tick_nohz_get_sleep_length` outside the idle section
+    /// (`WARN_ON_ONCE(!tick_sched_flag_test(ts, TS_FLAG_INIDLE))`): its "now", the idle entry
+    /// time, is stale there. It answers anyway.
+    SleepLengthOutsideIdle,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 16] = [
+    pub const ALL: [Warning; 17] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -91,6 +95,7 @@ impl Warning {
         Warning::IdleSoftirqPending,
         Warning::DoTimerOrphaned,
         Warning::NextTimerInPast,
+        Warning::SleepLengthOutsideIdle,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -113,6 +118,7 @@ impl Warning {
             Warning::IdleSoftirqPending => 13,
             Warning::DoTimerOrphaned => 14,
             Warning::NextTimerInPast => 15,
+            Warning::SleepLengthOutsideIdle => 16,
         }
     }
 }

@@ -29,7 +29,7 @@ use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
 use crate::fair::Fair;
 use crate::jiffies::Jiffies;
-use crate::platform::{KTIME_MAX, TickPlatform, softirq, tick_nsec};
+use crate::platform::{KTIME_MAX, SleepLength, TickPlatform, softirq, tick_nsec};
 use crate::policy::Policy;
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use crate::warn::{WarnSink, Warning};
@@ -743,22 +743,52 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
     }
 
-    #[cfg(feature = "testing")]
-    /// `tick_nohz_get_sleep_length()`'s caching part, for a cpuidle governor: computes and
-    /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
-    /// reuses it. Returns 0 when the tick cannot or should not stop.
-    #[inline]
+    /// `tick_nohz_get_sleep_length(&delta_next)` on `cpu`, for its cpuidle governor, inside
+    /// the idle section (warns otherwise: [`Warning::SleepLengthOutsideIdle`]), interrupts
+    /// off. Measured from the idle entry time (`idle_entrytime`, the kernel's stand-in for
+    /// now): `delta_next` to the sched timer's expiry (never, for a stopped tick with nothing
+    /// to wake for); the sleep length to the next event, if the tick may stop
+    /// (`can_stop_idle_tick`) and `tick_nohz_next_event` does not ask to keep it, else
+    /// `delta_next`. `tick_nohz_next_event` caches the event (`timer_expires_base`), and
+    /// [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick) then uses it without
+    /// asking again; [`tick_nohz_idle_retain_tick`](Self::tick_nohz_idle_retain_tick) drops
+    /// it. The kernel also takes the earliest other hrtimer into the sleep length
+    /// (`hrtimer_next_event_without`); the crate knows the platform's timers only through
+    /// [`next_timer_interrupt`](crate::platform::TickHardware::next_timer_interrupt).
     pub fn tick_nohz_get_sleep_length<P: Policy, Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,
         fair: &Fair<P, N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
-    ) -> u64 {
+    ) -> SleepLength {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
+        let ts = self.tick_sched(cpu);
+        cpus.warn_at(cpu)
+            .warn_on(!ts.test(TsFlags::INIDLE), Warning::SleepLengthOutsideIdle);
+        let now = ts.idle_entrytime();
+        // dev->next_event: the sched timer, unless a stopped tick cancelled it.
+        let next_tick = if ts.tick_stopped() && ts.next_tick() == KTIME_MAX {
+            KTIME_MAX
+        } else {
+            plat.tick_expiry(cpu)
+        };
+        let delta_next = next_tick.saturating_sub(now);
+        let keep = SleepLength {
+            sleep_length: delta_next,
+            delta_next,
+        };
         if !self.can_stop_idle_tick(cpus, fair, cpu, plat) {
-            return 0;
+            return keep;
         }
-        self.tick_nohz_next_event(cpus, cpu, plat)
+        let next_event = self.tick_nohz_next_event(cpus, cpu, plat);
+        if next_event == 0 {
+            return keep;
+        }
+        SleepLength {
+            sleep_length: next_event.saturating_sub(now),
+            delta_next,
+        }
     }
 
     /// `tick_nohz_idle_restart_tick()` (the polling idle path): restart a stopped tick and

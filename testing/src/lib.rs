@@ -43,7 +43,7 @@ pub use world::{CPUS, START_JIFFIES, ShardedHint, ShardedStrict, World, set_busy
 
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleDomain,
-    NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
+    NewidleOutcome, SleepLength, SleepLengthQuery, Softirq, TickHardware, Topology, tick_nsec,
 };
 use nohz::{CpuId, Jiffies, JiffiesCell, NrCpuIds};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -131,6 +131,14 @@ pub enum Event<const N: usize> {
         /// The CPU reported dead.
         cpu: CpuId<N>,
     },
+    /// The governor ([`Governor::SleepLength`]) asked `tick_nohz_get_sleep_length` in
+    /// [`IdleHooks::cpuidle_select`].
+    SleepLength {
+        /// The idling CPU.
+        cpu: CpuId<N>,
+        /// The answer.
+        sleep: SleepLength,
+    },
 }
 
 /// A context that may sleep, for tests (`MaySleep`): the tests play the kernel's late
@@ -148,6 +156,13 @@ pub enum Governor {
     StopTick,
     /// A governor that keeps the tick (a short expected idle).
     RetainTick,
+    /// A governor that asks the sleep length (`tick_nohz_get_sleep_length`, recorded as
+    /// [`Event::SleepLength`]) and stops the tick if the CPU may sleep at least this long (ns),
+    /// as the menu governor's `predicted_ns < TICK_NSEC` rule keeps it otherwise.
+    SleepLength {
+        /// The shortest sleep worth stopping the tick for.
+        stop_from_ns: u64,
+    },
 }
 
 /// "None" in the per-CPU CPU-id tables.
@@ -216,6 +231,7 @@ struct TickState {
     iowait: Vec<AtomicBool>,
     idle_poll: AtomicBool,
     governor: AtomicU32,
+    governor_stop_from: AtomicU64,
 }
 
 /// A callback the platform runs at one of its events, or none (the event's fixed behaviour).
@@ -310,6 +326,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
                 iowait: per_cpu(false),
                 idle_poll: AtomicBool::new(false),
                 governor: AtomicU32::new(0),
+                governor_stop_from: AtomicU64::new(0),
             },
             idle_hook: Mutex::new(Hook(None)),
             decay_hook: Mutex::new(Hook(None)),
@@ -491,6 +508,10 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             Governor::None => 0,
             Governor::StopTick => 1,
             Governor::RetainTick => 2,
+            Governor::SleepLength { stop_from_ns } => {
+                self.tick.governor_stop_from.store(stop_from_ns, Relaxed);
+                3
+            }
         };
         self.tick.governor.store(code, Relaxed);
     }
@@ -775,10 +796,15 @@ impl<const N: usize, const HZ: u32> IdleHooks<N> for HostPlatform<N, HZ> {
         self.record(Event::PollIdle { cpu });
         self.idle_event(cpu);
     }
-    fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
+    fn cpuidle_select(&self, cpu: CpuId<N>, sleep: &SleepLengthQuery<'_>) -> Option<bool> {
         match self.tick.governor.load(Relaxed) {
             1 => Some(true),
             2 => Some(false),
+            3 => {
+                let answer = sleep.tick_nohz_get_sleep_length();
+                self.record(Event::SleepLength { cpu, sleep: answer });
+                Some(answer.sleep_length >= self.tick.governor_stop_from.load(Relaxed))
+            }
             _ => None,
         }
     }
