@@ -424,7 +424,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `enable_sched_clock_irqtime()`: at sched_clock registration (boot). Idempotent, and
-    /// callable from any context, IRQs off and under spinlocks included.
+    /// callable from any context, IRQs off and under spinlocks included. Call it before the
+    /// CPUs take interrupts: a CPU inside a handler as the key turns on charges everything
+    /// since its last accounting (its whole uptime, the first time) to hardirq time at that
+    /// handler's exit, as the kernel's accounting would (see
+    /// [`IrqTime`](crate::IrqTime)'s record and `src/irqtime.rs`).
     #[inline(always)]
     pub fn enable_sched_clock_irqtime(&self) {
         self.irqtime

@@ -638,6 +638,17 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate. The pending bits are the
     /// platform's [`local_softirq_pending`](crate::platform::TickHardware::local_softirq_pending)
     /// and the crate's own `SCHED_SOFTIRQ` bit, under the same rules.
+    ///
+    /// **The report's rate limit: the crate mirrors mainline since v6.18.** Upstream
+    /// 807e0d187da4 ("tick/sched: Fix bogus condition in report_idle_softirq()", tip
+    /// timers/urgent, November 2025, in v6.18 and the stable trees) limits only the *print* to
+    /// 10 machine-wide and keeps the tick on every report, as the code before v5.18 did. The
+    /// kernels between (0345691b24c0 in v5.18 to v6.17) had the limit in the return value: once
+    /// their two inverted conditions were fixed (a7e282c77785, 96c1fa04f089, 2023), the 11th
+    /// report on let the tick stop with a softirq pending (before those fixes the function
+    /// reported nothing at all). The crate keeps the tick every time, as mainline does; and
+    /// since the limit only spares the console, every hit is counted, as every
+    /// [`Warning`] is.
     #[doc(alias = "report_idle_softirq")]
     pub fn can_stop_idle_tick<P: Policy, Pl: TickPlatform<N>>(
         &self,
