@@ -285,6 +285,7 @@ struct RqNohz {
     // pair one build wrote.
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
+    sd_capacity: [SdCapacity; 2],
     #[cfg(feature = "sharded")]
     /// `Sharded` only: this CPU's place, written when the shard map is built and read by this
     /// CPU's idle entry and exit (precomputed so that they do no arithmetic) and by the ILB's
@@ -299,28 +300,34 @@ struct RqNohz {
     shard_summary_bit: AtomicU64,
 }
 
-/// One domain generation's view of this CPU's domains: the kernel's `sd_llc` and its
-/// `nohz_idle`, and what `check_cpu_capacity` reads of the base domain (`sd->imbalance_pct`)
-/// and of the CPU (`arch_scale_cpu_capacity`), taken from the platform when the generation is
-/// built so that the busy tick asks the platform nothing.
+/// One domain generation's view of this CPU's LLC: the kernel's `sd_llc` and its
+/// `nohz_idle`.
 #[derive(Debug)]
 pub(crate) struct SdSlot {
     /// The LLC leader's index plus one, or [`NO_CPU`].
     llc_leader: AtomicU32,
     /// `sd_llc->nohz_idle`: this CPU does not count as busy in that generation's LLC.
     nohz_idle: AtomicBool,
+}
+
+/// One domain generation's capacity facts of this CPU: what `check_cpu_capacity` reads of the
+/// base domain (`sd->imbalance_pct`) and of the CPU (`arch_scale_cpu_capacity`), taken from
+/// the platform when the generation is built, so that the busy tick asks the platform
+/// nothing. Apart from [`SdSlot`], which idle entry and exit index on their hot path: keeping
+/// that slot 8 bytes keeps their address arithmetic, and the not-due kick's prologue, as they
+/// were (`ci/guards.sh`, T5a).
+#[derive(Debug)]
+pub(crate) struct SdCapacity {
     /// `rq->sd->imbalance_pct`.
     imbalance_pct: AtomicU32,
     /// `arch_scale_cpu_capacity(cpu)`.
     arch_capacity: AtomicU64,
 }
 
-impl SdSlot {
+impl SdCapacity {
     crate::maybe_const_fn! {
         fn new() -> Self {
-            SdSlot {
-                llc_leader: AtomicU32::new(NO_CPU),
-                nohz_idle: AtomicBool::new(false),
+            SdCapacity {
                 imbalance_pct: AtomicU32::new(0),
                 arch_capacity: AtomicU64::new(0),
             }
@@ -337,6 +344,17 @@ impl SdSlot {
     #[inline]
     pub(crate) fn arch_capacity(&self) -> u64 {
         self.arch_capacity.load(Relaxed)
+    }
+}
+
+impl SdSlot {
+    crate::maybe_const_fn! {
+        fn new() -> Self {
+            SdSlot {
+                llc_leader: AtomicU32::new(NO_CPU),
+                nohz_idle: AtomicBool::new(false),
+            }
+        }
     }
 
     /// The LLC leader in this generation, if the CPU has an LLC domain there.
@@ -401,6 +419,7 @@ impl Rq {
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
+                    sd_capacity: [SdCapacity::new(), SdCapacity::new()],
                     #[cfg(feature = "sharded")]
                     shard_not: AtomicU32::new(0),
                     #[cfg(feature = "sharded")]
@@ -652,6 +671,11 @@ impl Rq {
     pub(crate) fn sd(&self, slot: usize) -> &SdSlot {
         &self.nohz.sd[slot & 1]
     }
+    /// This CPU's capacity facts in domain generation slot `slot` (0 or 1).
+    #[inline]
+    pub(crate) fn sd_capacity(&self, slot: usize) -> &SdCapacity {
+        &self.nohz.sd_capacity[slot & 1]
+    }
     /// Installs rebuilt domain facts in the unused generation slot `slot`: the base-domain
     /// answer (one word, seen at once), the LLC leader with `nohz_idle` at 0, as in a fresh
     /// domain, and the capacity facts (`imbalance_pct`, `arch_capacity`).
@@ -668,8 +692,9 @@ impl Rq {
         sd.llc_leader
             .store(llc_leader.map_or(NO_CPU, |l| l as u32 + 1), Relaxed);
         sd.nohz_idle.store(false, Relaxed);
-        sd.imbalance_pct.store(imbalance_pct, Relaxed);
-        sd.arch_capacity.store(arch_capacity, Relaxed);
+        let capacity = self.sd_capacity(slot);
+        capacity.imbalance_pct.store(imbalance_pct, Relaxed);
+        capacity.arch_capacity.store(arch_capacity, Relaxed);
     }
 }
 
