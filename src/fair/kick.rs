@@ -276,9 +276,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
 
 /// `check_cpu_capacity(rq, sd)`: this CPU lost a noticeable share of its capacity to RT, DL or
 /// IRQ pressure (`cpu_capacity * imbalance_pct < arch_capacity * 100`), computed without
-/// overflow. `sd` is the current domain generation's capacity facts: `imbalance_pct` and the capacity
-/// as the domain build took them from the platform, so that the tick, with interrupts off,
-/// calls no platform method for them (the kernel reads `sd->imbalance_pct` from the domain).
+/// overflow. `sd` is the current domain generation's capacity facts: `imbalance_pct` and the
+/// capacity as the domain build took them from the platform, so that the tick, with
+/// interrupts off, calls no platform method for them (the kernel reads `sd->imbalance_pct`
+/// from the domain).
 fn check_cpu_capacity(rq: &crate::fair::rq::Rq, sd: &crate::fair::rq::SdCapacity) -> bool {
     (rq.cpu_capacity() as u128) * (sd.imbalance_pct() as u128) < (sd.arch_capacity() as u128) * 100
 }

@@ -957,11 +957,11 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// housekeeping CPU, silently.)
     ///
     /// **A stalled timekeeper** (the kernel's fallback since v5.18, a1ff03cd6fb9): the duty's
-    /// owner may be unable to tick for a while and still own it: held in stop-machine (the
-    /// context [`Machine::cpu_dying`](crate::Machine::cpu_dying) runs in on another CPU), or in
-    /// a long VM exit. So every ticking CPU watches jiffies: once its ticks have seen the same
-    /// value [`TickSched::MAX_STALLED_JIFFIES`] times after the one that first saw it, it
-    /// updates jiffies itself (the platform's
+    /// owner may be unable to tick for a while and still own it: held in `stop_machine()`
+    /// (the kernel's own example; [`Machine::cpu_dying`](crate::Machine::cpu_dying) runs in
+    /// that context), or in a long VM exit. So every ticking CPU watches jiffies: once its
+    /// ticks have seen the same value [`TickSched::MAX_STALLED_JIFFIES`] times after the one
+    /// that first saw it, it updates jiffies itself (the platform's
     /// [`update_jiffies`](crate::platform::TickHardware::update_jiffies), which catches up
     /// every period missed and does nothing if someone else just did) and counts again from
     /// the new value. The duty stays with its owner. A CPU whose tick is stopped does not
