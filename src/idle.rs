@@ -16,7 +16,7 @@
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
 use crate::fair::Fair;
-use crate::platform::IdlePlatform;
+use crate::platform::{IdlePlatform, SleepLengthQuery};
 use crate::policy::Policy;
 use crate::tick_sched::Ticks;
 
@@ -71,7 +71,8 @@ pub(crate) fn do_idle<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: u
 
 /// `cpuidle_idle_call()`: stop or retain the tick as cpuidle decides, then idle. Without a
 /// cpuidle driver the tick always goes through the stop path; with one, an already-stopped
-/// tick (say a NO_HZ_FULL CPU's) goes through it too, whatever the governor said.
+/// tick (say a NO_HZ_FULL CPU's) goes through it too, whatever the governor said. The
+/// governor gets `tick_nohz_get_sleep_length` to ask, if it wants the sleep length.
 fn cpuidle_idle_call<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: usize>(
     cpus: &Cpus<N, W>,
     fair: &Fair<P, N, W>,
@@ -82,7 +83,9 @@ fn cpuidle_idle_call<P: Policy, Pl: IdlePlatform<N>, const N: usize, const W: us
     if plat.need_resched(cpu) {
         return;
     }
-    match plat.cpuidle_select(cpu) {
+    // The governor may ask tick_nohz_get_sleep_length (which caches the next event).
+    let sleep_length = || ticks.tick_nohz_get_sleep_length(cpus, fair, cpu, plat);
+    match plat.cpuidle_select(cpu, &SleepLengthQuery::new(&sleep_length)) {
         None => ticks.tick_nohz_idle_stop_tick(cpus, fair, cpu, plat),
         Some(stop_tick) if stop_tick || ticks.tick_nohz_tick_stopped(cpu) => {
             ticks.tick_nohz_idle_stop_tick(cpus, fair, cpu, plat)

@@ -151,6 +151,19 @@ impl<const N: usize> IrqTimes<N> {
     /// kernel's "every CPU runs the new branch once this returns": readers see the count with a
     /// `Relaxed` load, eventually, and irq time starts being accounted on each CPU from its next
     /// accounting call that sees it.
+    ///
+    /// **A CPU inside a handler as the key turns on** charges, at that handler's exit (its
+    /// first accounting call), everything since its `irq_start_time` to hardirq time: since 0
+    /// on a CPU that never accounted, which is its whole uptime, or since its last call before
+    /// a disable. The crate mirrors the kernel here, deliberately: `irqtime_account_irq` takes
+    /// `sched_clock_cpu() - irq_start_time` whatever the key was before, and enabling touches
+    /// no CPU's record. The kernel never meets the case (it enables the key at boot, on the
+    /// boot CPU with interrupts off, before other CPUs run, and never enables it again after
+    /// a disable), and mending it would cost every interrupt a store (a per-CPU "key seen"
+    /// mark) or make enabling a cross-CPU operation, where the key exists to make the
+    /// interrupt path cost one load. An embedding enables the key at boot, before it takes
+    /// interrupts, as kernels do; one that enables it later accepts one such charge on each
+    /// CPU that is inside a handler at that moment.
     #[inline]
     pub fn enable_sched_clock_irqtime<P: Policy, const W: usize>(
         &self,

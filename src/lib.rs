@@ -16,6 +16,7 @@
 //! | any other interrupt (a device, a reschedule IPI) | that CPU, IRQs off | [`Machine::interrupt`] around its handler, or [`Machine::irq_enter`] first and [`Machine::irq_exit`] last |
 //! | a task is queued, dequeued or moved; the CPU switches to or from its idle task | any CPU, under the kernel's run-queue lock | [`Machine::update_rq`] (the counts and the idle task together; a NO_HZ_FULL CPU's tick dependency follows them), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
+//! | the cpuidle governor weighs idle states ([`platform::IdleHooks::cpuidle_select`], inside `do_idle`) | that CPU, IRQs off | [`Machine::tick_nohz_get_sleep_length`], or the `sleep` handle `cpuidle_select` gets (the same call) |
 //! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | any CPU | [`Machine::tick_dep_set_cpu`] / [`Machine::tick_dep_clear_cpu`] |
 //! | taking a CPU down | its hotplug thread (may sleep), then the CPU itself in stop-machine | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`] |
 //! | bringing it back | the CPU itself, then its hotplug thread | [`Machine::cpu_starting`], [`Machine::sched_cpu_activate`] |
@@ -53,16 +54,16 @@
 //!
 //! A machine is one `static`; every field of a fresh machine is zero, so it lands in `.bss`
 //! and costs a kernel image nothing (`ci/guards.sh` checks it, T11). Its size grows by about
-//! 780 bytes per CPU of capacity (each CPU's runqueue, `tick_sched`, irq-time record and LLC
+//! 905 bytes per CPU of capacity (each CPU's runqueue, `tick_sched`, irq-time record and LLC
 //! slot on lines of their own), measured on x86-64 (128-byte lines):
 //!
 //! | `NR_CPUS` | `size_of::<Machine<P, N, W>>()` |
 //! |---|---|
-//! | 8 | 7,808 bytes |
-//! | 64 | 51,328 bytes |
-//! | 256 | 200,320 bytes |
-//! | 1024 | 796,288 bytes |
-//! | 8192 | 6,363,136 bytes |
+//! | 8 | 8,832 bytes |
+//! | 64 | 59,520 bytes |
+//! | 256 | 233,088 bytes |
+//! | 1024 | 927,360 bytes |
+//! | 8192 | 7,411,712 bytes |
 //!
 //! **Targets.** Any target with 64-bit atomics (`target_has_atomic = "64"`; elsewhere the
 //! crate refuses to build with a message saying so). `CachePadded` pads to 128 bytes on
@@ -293,11 +294,11 @@ mod layout {
     // larger).
     #[cfg(all(target_arch = "x86_64", not(nohz_loom)))]
     const _: () = {
-        assert!(size_of::<machine!(Patched, 8)>() == 7_808);
-        assert!(size_of::<machine!(Patched, 64)>() == 51_328);
-        assert!(size_of::<machine!(Patched, 256)>() == 200_320);
-        assert!(size_of::<machine!(Scalable, 1024)>() == 796_288);
-        assert!(size_of::<machine!(Legacy, 8192)>() == 6_363_136);
+        assert!(size_of::<machine!(Patched, 8)>() == 8_832);
+        assert!(size_of::<machine!(Patched, 64)>() == 59_520);
+        assert!(size_of::<machine!(Patched, 256)>() == 233_088);
+        assert!(size_of::<machine!(Scalable, 1024)>() == 927_360);
+        assert!(size_of::<machine!(Legacy, 8192)>() == 7_411_712);
     };
 
     // Static keys and the jiffies counter: exactly one line each.

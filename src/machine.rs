@@ -229,6 +229,29 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         crate::idle::do_idle(&self.cpus, &self.fair, &self.ticks, cpu, plat)
     }
 
+    /// `tick_nohz_get_sleep_length(&delta_next)` on `cpu`: for its cpuidle governor, how long
+    /// the CPU may sleep if its tick stops, and until its next tick if it is kept
+    /// ([`SleepLength`](crate::platform::SleepLength), from the idle entry).
+    ///
+    /// Call it on `cpu` from its governor's [`cpuidle_select`](crate::platform::IdleHooks::cpuidle_select),
+    /// inside [`do_idle`](Self::do_idle) with interrupts off; the `sleep` handle that
+    /// `cpuidle_select` gets runs this same call, for a governor that does not reach the
+    /// machine. It computes the next event and caches it: the tick stop that follows (the
+    /// governor answering `Some(true)`) uses exactly that event, and `Some(false)` drops it,
+    /// as the kernel's `tick_nohz_idle_retain_tick` does. Called elsewhere, the cache outlives
+    /// the call: outside the idle section it is a
+    /// [`Warning::SleepLengthOutsideIdle`](crate::Warning) (and the next idle entry counts a
+    /// `CachedNextEvent`), and for another CPU a `WrongCpu`.
+    #[inline]
+    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(
+        &self,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> crate::platform::SleepLength {
+        self.ticks
+            .tick_nohz_get_sleep_length(&self.cpus, &self.fair, cpu, plat)
+    }
+
     /// `sched_cpu_deactivate`'s NOHZ part, on `cpu` (the CPU going down, from its hotplug
     /// thread: process context, may sleep): checks that the CPU may go
     /// (`tick_nohz_cpu_hotpluggable`: not the NO_HZ_FULL timekeeper; not the last active
@@ -346,8 +369,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     /// `update_misfit_status(NULL, rq)` returns at once and `misfit_task_load` is left as it
     /// was); a CPU with a queued wakeup or an inactive one stops there. Where the platform's
     /// [`newidle_domain`](crate::platform::Balance::newidle_domain) allows a walk, the CPU
-    /// refreshes its own blocked averages, then the platform's domain walk tries to pull a
-    /// task (a CPU without a domain goes on without either); `rq.next_balance` is pulled in to
+    /// reads the start of the walk's cost window
+    /// ([`sched_clock_cpu`](crate::platform::Balance::sched_clock_cpu)), refreshes its own
+    /// blocked averages, then the platform's domain walk tries to pull a task, given that
+    /// start so the refresh counts toward its cost (a CPU without a domain goes on without
+    /// either); `rq.next_balance` is pulled in to
     /// `jiffies + HZ` or the domains' earlier deadline, and if nothing was pulled
     /// `nohz_newidle_balance` may ask for a blocked-load refresh. Returns whether a task was
     /// pulled.
@@ -398,7 +424,11 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     /// `enable_sched_clock_irqtime()`: at sched_clock registration (boot). Idempotent, and
-    /// callable from any context, IRQs off and under spinlocks included.
+    /// callable from any context, IRQs off and under spinlocks included. Call it before the
+    /// CPUs take interrupts: a CPU inside a handler as the key turns on charges everything
+    /// since its last accounting (its whole uptime, the first time) to hardirq time at that
+    /// handler's exit, as the kernel's accounting would (see
+    /// [`IrqTime`](crate::IrqTime)'s record and `src/irqtime.rs`).
     #[inline(always)]
     pub fn enable_sched_clock_irqtime(&self) {
         self.irqtime

@@ -15,7 +15,7 @@
 //! | [`CpuState`] | `need_resched()`, `smp_processor_id()`, `synchronize_rcu()` | `need_resched` / `this_cpu`: the tick, idle, softirq and newidle paths (IRQs off); `synchronize_rcu`: hotplug and domain rebuilds only (process context, may sleep) |
 //! | [`Ipi`] | `smp_call_function_single_async(cpu, &rq->nohz_csd)` | `kick_ilb`, from the busy CPU's scheduler tick (IRQs off) |
 //! | [`Softirq`] | `raise_softirq_irqoff(SCHED_SOFTIRQ)` (a notification: the crate keeps the pending bit) | the balance trigger (tick) and the csd handler (IPI): IRQs off |
-//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context) and the kick's due path (IRQs off) |
+//! | [`Topology`] | `rq->sd`, `sd_llc`, `sd_asym_packing`, `sd_asym_cpucapacity`, capacities | domain builds (init, rebuild, hotplug: process context); the asymmetry questions also on the kick's due path (IRQs off) |
 //! | [`Balance`] | `sched_balance_update_blocked_averages()`, `sched_balance_domains()`, the newidle walk | the softirq's ILB pass and the idle path (softirq or IRQs-off context; take the target's rq lock inside) |
 //! | [`TickHardware`] | the sched timer, the timer wheel, timekeeping, softirq and task tick dependencies | tick-sched's paths: the idle loop and interrupt entry/exit, IRQs off |
 //! | [`IdleHooks`] | `cpu_idle_poll`, the cpuidle governor and states, `arch_cpu_idle_dead` | `do_idle` only, on the idling CPU |
@@ -177,7 +177,10 @@ pub trait Softirq<const N: usize> {
 pub const SCHED_CAPACITY_SCALE: u64 = 1024;
 
 /// Scheduling-domain facts. The crate reads them when it builds or rebuilds its per-LLC state
-/// (at init and on hotplug) and on the balancer kick's slow path.
+/// (at init and on hotplug); of them, only the asymmetry questions
+/// ([`has_asym_packing`](Self::has_asym_packing), [`asym_prefers`](Self::asym_prefers),
+/// [`has_asym_cpucapacity`](Self::has_asym_cpucapacity)) are asked on the balancer kick's slow
+/// path too (the busy tick, interrupts off); each method says which.
 pub trait Topology<const N: usize> {
     /// Whether `cpu` has a base scheduling domain (`rq->sd != NULL`): it takes part in load
     /// balancing. `false` for isolated CPUs (`isolcpus=domain`) and for a partition of one CPU;
@@ -211,16 +214,22 @@ pub trait Topology<const N: usize> {
         Some(CpuId::from_scan(0))
     }
 
-    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read when
-    /// the domains are built (process context). The default, [`SCHED_CAPACITY_SCALE`], is a
-    /// machine of identical CPUs.
+    /// `arch_scale_cpu_capacity(cpu)`: the CPU's capacity with nothing taken away. Read only
+    /// when the domains are built (init, hotplug, rebuilds; process context), for every CPU:
+    /// the crate keeps the answer with that domain generation, and the busy tick's
+    /// `check_cpu_capacity` reads the kept value, so a kernel whose capacities change at run
+    /// time (as arm64's do when cpufreq learns them) rebuilds the domains after the change,
+    /// as the kernel does. The default, [`SCHED_CAPACITY_SCALE`], is a machine of identical
+    /// CPUs.
     #[doc(alias = "arch_scale_cpu_capacity")]
     fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
         SCHED_CAPACITY_SCALE
     }
 
-    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it), read
-    /// when the domains are built (process context).
+    /// `rq->sd->imbalance_pct` of `cpu`'s base domain (117 unless the kernel tuned it). Read
+    /// only when the domains are built (process context), for every CPU, and kept with that
+    /// domain generation as the kernel keeps it in the domain: the busy tick's
+    /// `check_cpu_capacity` reads the kept value and never calls this.
     fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
         117
     }
@@ -400,6 +409,22 @@ pub trait Balance<const N: usize> {
         NewidleDomain::ALWAYS_WALK
     }
 
+    /// `sched_clock_cpu(cpu)`: the clock newidle's walk costs are measured on, in
+    /// nanoseconds. Read on `cpu` by
+    /// [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle), interrupts
+    /// off, once a walk is decided and before the blocked-load refresh, and handed to
+    /// [`newidle_balance`](Self::newidle_balance) as `t0`: the start of the first domain's
+    /// cost window (see there).
+    ///
+    /// The default, 0, is a kernel that measures no newidle cost (its
+    /// [`newidle_domain`](Self::newidle_domain) answers a `max_newidle_lb_cost` of 0, or none
+    /// at all): `t0` is then 0 and means nothing. A kernel that keeps
+    /// `max_newidle_lb_cost` answers from the clock its walk reads after each domain.
+    #[inline]
+    fn sched_clock_cpu(&self, _cpu: CpuId<N>) -> u64 {
+        0
+    }
+
     /// The domain walk of `sched_balance_newidle` on `cpu`: tries to pull a task and reports
     /// the outcome. The crate asks for it only when [`newidle_domain`](Self::newidle_domain)
     /// allows a walk, and only after it refreshed `cpu`'s blocked averages
@@ -408,11 +433,24 @@ pub trait Balance<const N: usize> {
     /// rest itself (misfit reset, `next_balance`, `nohz_newidle_balance`). Without a walk
     /// nothing is pulled.
     ///
+    /// **The cost window.** `t0` is [`sched_clock_cpu`](Self::sched_clock_cpu) read *before*
+    /// that refresh, as the kernel takes `t0 = sched_clock_cpu(this_cpu)` before
+    /// `sched_balance_update_blocked_averages`: the first domain's cost (`t1 - t0`, with `t1`
+    /// read after balancing it) includes the refresh, and so do `curr_cost` and what
+    /// `update_newidle_cost` folds into that domain's `max_newidle_lb_cost` (the value
+    /// [`newidle_domain`](Self::newidle_domain) answers next time). A walk that measured from
+    /// its own start would leave the refresh out, report cheaper walks than the kernel's, and
+    /// so walk more often. Each later domain's window starts where the previous one ended, and
+    /// `update_newidle_cost` raises a domain's maximum to a larger cost or else decays it by
+    /// 253/256 at most once a second, as in the kernel. A kernel without cost tracking ignores
+    /// `t0`.
+    ///
     /// Called on `cpu` by [`Machine::sched_balance_newidle`](crate::Machine::sched_balance_newidle),
     /// from the scheduler as the CPU is about to run its idle task (interrupts off, `cpu`'s rq
     /// lock not held by the crate: take the locks the pull needs inside).
     #[doc(alias = "sched_balance_newidle")]
-    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome;
+    #[doc(alias = "update_newidle_cost")]
+    fn newidle_balance(&self, cpu: CpuId<N>, t0: u64) -> NewidleOutcome;
 }
 
 /// Everything the NOHZ code needs from the kernel, in one bound.
@@ -633,8 +671,19 @@ pub trait IdleHooks<const N: usize> {
 
     /// The cpuidle governor's choice: `None` when there is no cpuidle driver (default idle),
     /// `Some(stop_tick)` otherwise (`cpuidle_select`). Asked on `cpu` by each pass of
-    /// [`Machine::do_idle`](crate::Machine::do_idle) (interrupts off); default `None`.
-    fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
+    /// [`Machine::do_idle`](crate::Machine::do_idle) (interrupts off, inside the idle
+    /// section); default `None`.
+    ///
+    /// **The sleep length.** A governor that weighs idle states by how long the CPU may sleep
+    /// (menu, teo) asks `sleep`
+    /// ([`SleepLengthQuery::tick_nohz_get_sleep_length`]), as the kernel's governors call
+    /// `tick_nohz_get_sleep_length(&delta_next)` from here: the time to the next timer if the
+    /// tick stops, and to the next tick if it is kept. Asking computes the next event and
+    /// caches it, as the kernel does: answering `Some(true)` then stops the tick at exactly
+    /// that event without computing it again, and `Some(false)` drops it (the kernel's
+    /// `tick_nohz_idle_retain_tick`). A governor that does not ask (or `None`) leaves the stop
+    /// path to compute the next event itself.
+    fn cpuidle_select(&self, _cpu: CpuId<N>, _sleep: &SleepLengthQuery<'_>) -> Option<bool> {
         None
     }
 
@@ -656,6 +705,56 @@ pub trait IdleHooks<const N: usize> {
     #[doc(alias = "cpuhp_report_idle_dead")]
     #[inline]
     fn report_idle_dead(&self, _cpu: CpuId<N>) {}
+}
+
+/// What `tick_nohz_get_sleep_length(&delta_next)` tells a cpuidle governor, in nanoseconds
+/// from the CPU's idle entry (its `idle_entrytime`, which stands for now, as in the kernel).
+#[doc(alias = "tick_nohz_get_sleep_length")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SleepLength {
+    /// The function's value: how long the CPU may sleep if its tick stops, until the next
+    /// event [`TickHardware::next_timer_interrupt`] (or the tick a need for it brings in)
+    /// sets, bounded by timekeeping's deferment on the timekeeper. Equal to
+    /// [`delta_next`](Self::delta_next) when the tick cannot stop (a softirq pending, the
+    /// timekeeper of NO_HZ_FULL CPUs, a timer due within the tick).
+    pub sleep_length: u64,
+    /// `*delta_next`: how long until the CPU's next tick (the sched timer's expiry,
+    /// [`TickHardware::tick_expiry`]; [`KTIME_MAX`] for a stopped tick with nothing to wake
+    /// for), which is what the CPU sleeps if its tick is kept.
+    pub delta_next: u64,
+}
+
+/// A cpuidle governor's handle on `tick_nohz_get_sleep_length()`, given to
+/// [`IdleHooks::cpuidle_select`]: the answer is computed only if the governor asks, since
+/// asking has the kernel's side effect (the next event is computed and cached for the stop
+/// path), and a governor that does not need it (a short expected idle, a tick already
+/// stopped) does not ask in the kernel either.
+pub struct SleepLengthQuery<'a> {
+    get: &'a dyn Fn() -> SleepLength,
+}
+
+impl<'a> SleepLengthQuery<'a> {
+    /// A handle that answers with `get` (the crate builds one for each
+    /// [`cpuidle_select`](IdleHooks::cpuidle_select); a rig calling a governor directly builds
+    /// its own).
+    #[inline]
+    pub const fn new(get: &'a dyn Fn() -> SleepLength) -> Self {
+        SleepLengthQuery { get }
+    }
+
+    /// `tick_nohz_get_sleep_length(&delta_next)` on the idling CPU: see
+    /// [`Machine::tick_nohz_get_sleep_length`](crate::Machine::tick_nohz_get_sleep_length),
+    /// which this runs. Each call computes it again.
+    #[inline]
+    pub fn tick_nohz_get_sleep_length(&self) -> SleepLength {
+        (self.get)()
+    }
+}
+
+impl core::fmt::Debug for SleepLengthQuery<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SleepLengthQuery")
+    }
 }
 
 /// Everything the idle loop driver needs.

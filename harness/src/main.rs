@@ -273,8 +273,9 @@ struct Cli {
     #[arg(long, default_value_t = 1000, value_parser = parse_hz)]
     hz: u32,
 
-    /// Inject faults: delayed IPIs, stalled CPU threads, jiffies jumps, and CPUs taken
-    /// offline and back (hotplug, with its invariants checked).
+    /// Inject faults: delayed IPIs, stalled CPU threads, jiffies jumps, a held timekeeper
+    /// (the soak; jiffies must still advance), and CPUs taken offline and back (hotplug, with
+    /// its invariants checked).
     #[arg(long)]
     faults: bool,
 

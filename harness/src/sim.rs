@@ -110,6 +110,11 @@ pub struct Faults {
     pub hotplug_every_ms: u64,
     /// How long a CPU stays down, in microseconds.
     pub offline_us: u64,
+    /// Hold the timekeeping CPU (the soak): its thread takes no interrupt while about this
+    /// many tick periods of virtual time pass, as a timekeeper held in stop-machine or in a
+    /// long VM exit would (0: never). The others' ticks must keep jiffies moving meanwhile
+    /// (`tick_sched_do_timer`'s stall fallback), which every tick checks.
+    pub timekeeper_hold_ticks: u64,
 }
 
 impl Faults {
@@ -123,6 +128,7 @@ impl Faults {
             jump_every_ms: 50,
             hotplug_every_ms: 40,
             offline_us: 2_000,
+            timekeeper_hold_ticks: 4 * nohz::TickSched::MAX_STALLED_JIFFIES as u64,
         }
     }
 }
@@ -179,6 +185,12 @@ pub struct SimCpu {
     pub(crate) seq: AtomicU64,
     /// Inside its idle state (`cpuidle_enter`), outside crate code.
     pub(crate) in_idle_state: AtomicBool,
+    /// The jiffies watch ([`Sim::watch_jiffies`]): the jiffies this CPU's ticks last saw, ...
+    pub(crate) watch_jiffies: AtomicUsize,
+    /// ... on how many ticks, each at least a period after the one before (0: none yet) ...
+    pub(crate) watch_run: AtomicU32,
+    /// ... the last of them when.
+    pub(crate) watch_at: AtomicU64,
     /// Its idle task runs during its own deactivation's grace period: the idle state waits
     /// for the grace period instead of an interrupt.
     pub(crate) grace_wait: AtomicBool,
@@ -602,7 +614,9 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             }
         }
         // Back: online with its tick device set up (NO_HZ mode, a periodic tick), then
-        // activation.
+        // activation. Its jiffies watch starts over, as the crate's does (`cpu_dying` reset
+        // the CPU's `tick_sched`).
+        c.watch_run.store(0, Relaxed);
         self.m.cpu_starting(cpu, self);
         if self.m.sched_cpu_activate(cpu, self).is_err() {
             self.check(false);
@@ -802,6 +816,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 let wakeup = now >= c.next_timer.load(Relaxed);
                 let tick = c.tick_due(now);
                 let registered = self.m.rq(cpu).nohz_tick_stopped();
+                let mut ran = false;
                 if wakeup {
                     // The workload's wakeup timer fires in the same interrupt as the tick (an
                     // hrtimer interrupt runs every expired timer), before it.
@@ -810,12 +825,16 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                     if tick {
                         c.tick_armed.store(false, Relaxed);
                         self.m.tick_sched_timer(cpu, self);
+                        ran = true;
                     }
                     self.m.irq_exit(cpu, self);
                 } else if tick {
                     // A one-shot timer fires once; the handler re-arms a periodic tick.
                     c.tick_armed.store(false, Relaxed);
-                    let _ = self.m.timer_interrupt(cpu, self);
+                    ran = self.m.timer_interrupt(cpu, self).ran();
+                }
+                if ran {
+                    self.watch_jiffies(i, now);
                 }
                 if registered && !self.m.rq(cpu).nohz_tick_stopped() {
                     // Its first busy tick took it out of the idle mask: one transition.
@@ -823,6 +842,39 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
                 }
                 false
             }
+        }
+    }
+
+    /// The jiffies watch, after each tick CPU `i` ran (its interrupt taken at `now`): jiffies
+    /// must not stay the same over more than `MAX_STALLED_JIFFIES + 1` of its ticks a period
+    /// apart or more, whoever keeps time and whether or not it is held. Whoever updated them
+    /// last did so before the second of those ticks began, so by the fifth tick after it a CPU
+    /// has seen them stall for [`TickSched::MAX_STALLED_JIFFIES`](nohz::TickSched) ticks at
+    /// least a period after that update, and updated them itself (`tick_sched_do_timer`'s
+    /// fallback); ticks closer together than a period are not counted (a stopped tick
+    /// reprogrammed for a near event can fire again within the period, and then jiffies have
+    /// nothing to catch up).
+    pub(crate) fn watch_jiffies(&self, i: usize, now: u64) {
+        let c = &self.cpus[i];
+        let seen = self.jiffies.get().get();
+        let run = c.watch_run.load(Relaxed);
+        if run == 0 || seen != c.watch_jiffies.load(Relaxed) {
+            c.watch_jiffies.store(seen, Relaxed);
+            c.watch_run.store(1, Relaxed);
+            c.watch_at.store(now, Relaxed);
+            return;
+        }
+        if now < c.watch_at.load(Relaxed).saturating_add(tick_nsec(HZ)) {
+            return;
+        }
+        c.watch_at.store(now, Relaxed);
+        c.watch_run.store(run + 1, Relaxed);
+        if run + 1 == nohz::TickSched::MAX_STALLED_JIFFIES + 2 {
+            self.violation(&format!(
+                "jiffies stalled: CPU {i} saw jiffies {seen} on {} ticks a period apart (the \
+                 timekeeper held, and nobody else updated them)",
+                run + 1
+            ));
         }
     }
 
@@ -1098,7 +1150,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Sim<P, HZ> {
         };
         self.jiffies.get().add(interval)
     }
-    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
         let pulled = self.pull(cpu.index(), 1) > 0;
         NewidleOutcome {
             pulled_task: pulled,

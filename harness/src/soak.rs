@@ -237,7 +237,8 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
 
     /// The soak's faults, drawn once per pass of a CPU's loop: a hotplug cycle (1 in 4096),
     /// a stall (1 in 256: the thread yields a few times, as a preempted vCPU, while the others
-    /// run on), a jiffies jump (1 in 1024). Delayed IPIs are drawn per IPI (`send_nohz_ipi`).
+    /// run on), a jiffies jump (1 in 1024), and on the CPU that keeps time a hold (1 in 256,
+    /// [`Sim::hold_timekeeper`]). Delayed IPIs are drawn per IPI (`send_nohz_ipi`).
     fn soak_faults(&self, cpu: Cpu, rng: &mut fastrand::Rng) {
         let i = cpu.index();
         let c = &self.cpus[i];
@@ -255,6 +256,30 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
             c.faults.fetch_add(1, Relaxed);
             self.jump_jiffies();
         }
+        if self.faults.timekeeper_hold_ticks > 0
+            && rng.u32(..256) == 0
+            && self.m.tick_do_timer_cpu() == Some(cpu)
+        {
+            c.faults.fetch_add(1, Relaxed);
+            self.hold_timekeeper(cpu);
+        }
+    }
+
+    /// Fault: the CPU that keeps time is held, as in stop-machine or a long VM exit: its
+    /// thread takes no interrupt (its tick, the jiffies update, its kicks wait) and keeps the
+    /// duty, while the others run on and move the virtual clock on by
+    /// `timekeeper_hold_ticks` periods (or until it has yielded 4096 times, if they are all
+    /// asleep). The jiffies watch on their ticks ([`Sim::watch_jiffies`]) checks that jiffies
+    /// move meanwhile.
+    fn hold_timekeeper(&self, cpu: Cpu) {
+        let until = self.now_ns() + self.faults.timekeeper_hold_ticks * tick_nsec(HZ);
+        for _ in 0..4096 {
+            if self.now_ns() >= until || self.stopping() {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        debug_assert_eq!(self.m.tick_do_timer_cpu(), Some(cpu), "the duty stays");
     }
 
     /// The idle state on the virtual clock: spins until an interrupt is due or a wakeup; with

@@ -59,8 +59,9 @@ pub enum Warning {
     /// "NOHZ tick-stop error: local softirq work is pending"), and keeps the tick. Not for the
     /// hotplug-safe softirqs of a CPU going down, nor while bottom halves are blocked
     /// (PREEMPT_RT): there the kernel lets the tick stop without a word. The kernel prints only
-    /// the first 10 (one limit for the whole system) and keeps the tick after that too; the
-    /// limit only spares the console, so the crate counts every hit.
+    /// the first 10 (one limit for the whole system) and keeps the tick after that too (since
+    /// 807e0d187da4, v6.18; v5.18 to v6.17 let it stop after the 10th); the limit only spares
+    /// the console, so the crate counts every hit.
     IdleSoftirqPending,
     /// `tick_sched_do_timer` found the timekeeping duty orphaned (`tick_do_timer_cpu ==
     /// TICK_DO_TIMER_NONE`) while NO_HZ_FULL CPUs exist (`WARN_ON_ONCE(tick_nohz_full_running)`):
@@ -70,11 +71,15 @@ pub enum Warning {
     /// (`WARN_ON_ONCE(basemono > next_tick)`): the platform broke its contract. The timer
     /// counts as due at the base.
     NextTimerInPast,
+    /// `tick_nohz_get_sleep_length` outside the idle section
+    /// (`WARN_ON_ONCE(!tick_sched_flag_test(ts, TS_FLAG_INIDLE))`): its "now", the idle entry
+    /// time, is stale there. It answers anyway.
+    SleepLengthOutsideIdle,
 }
 
 impl Warning {
     /// Every kind, in declaration order.
-    pub const ALL: [Warning; 16] = [
+    pub const ALL: [Warning; 17] = [
         Warning::StaticKeyEnableCount,
         Warning::StaticKeyDisableCount,
         Warning::StaticKeyIncOverflow,
@@ -91,6 +96,7 @@ impl Warning {
         Warning::IdleSoftirqPending,
         Warning::DoTimerOrphaned,
         Warning::NextTimerInPast,
+        Warning::SleepLengthOutsideIdle,
     ];
 
     /// The kind's counter; the match is exhaustive, so a new kind cannot be left out here,
@@ -113,6 +119,7 @@ impl Warning {
             Warning::IdleSoftirqPending => 13,
             Warning::DoTimerOrphaned => 14,
             Warning::NextTimerInPast => 15,
+            Warning::SleepLengthOutsideIdle => 16,
         }
     }
 }

@@ -230,8 +230,11 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// walks its domains only if the root domain is overloaded and `avg_idle` is at least the
     /// base domain's `max_newidle_lb_cost` (the platform's
     /// [`newidle_domain`](crate::platform::Balance::newidle_domain)); before the walk it
-    /// refreshes its own blocked averages, exactly as `update_nohz_stats` does for a remote
-    /// CPU (stamp, decay, `update_blocked_load_status`). A CPU without a domain goes on
+    /// reads the cost window's start (`t0`, the platform's
+    /// [`sched_clock_cpu`](crate::platform::Balance::sched_clock_cpu)), then refreshes its own
+    /// blocked averages, exactly as `update_nohz_stats` does for a remote CPU (stamp, decay,
+    /// `update_blocked_load_status`), and hands `t0` to the walk, so that the refresh counts
+    /// toward the first domain's cost as in the kernel. A CPU without a domain goes on
     /// without a walk. Then `rq.next_balance` is pulled in to `jiffies + HZ` or the domains'
     /// earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
     /// blocked-load refresh of the idle CPUs. Returns whether a task was pulled.
@@ -259,9 +262,12 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             let deadline = if !sd.rd_overloaded || rq.avg_idle() < sd.max_newidle_lb_cost {
                 sd.next_balance
             } else {
+                // The cost window opens before the refresh (t0 = sched_clock_cpu()), so the
+                // refresh counts toward the first domain's cost; then
                 // __sched_balance_update_blocked_averages(this_rq), then the walk.
+                let t0 = plat.sched_clock_cpu(cpu);
                 self.update_blocked_averages(cpu, cpu, plat);
-                let outcome = plat.newidle_balance(cpu);
+                let outcome = plat.newidle_balance(cpu, t0);
                 pulled = outcome.pulled_task;
                 outcome.next_balance
             };

@@ -160,7 +160,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                     let nr = cpus.nr_cpu_ids();
                     if rq.has_sched_domain()
                         && rq.h_nr_runnable() >= 1
-                        && check_cpu_capacity(rq, cpu, plat)
+                        && check_cpu_capacity(rq, rq.sd_capacity(self.domains_slot()))
                     {
                         out!(balance);
                     }
@@ -276,14 +276,12 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
 
 /// `check_cpu_capacity(rq, sd)`: this CPU lost a noticeable share of its capacity to RT, DL or
 /// IRQ pressure (`cpu_capacity * imbalance_pct < arch_capacity * 100`), computed without
-/// overflow.
-fn check_cpu_capacity<Pl: Platform<N>, const N: usize>(
-    rq: &crate::fair::rq::Rq,
-    cpu: CpuId<N>,
-    plat: &Pl,
-) -> bool {
-    (rq.cpu_capacity() as u128) * (plat.imbalance_pct(cpu) as u128)
-        < (plat.arch_capacity(cpu) as u128) * 100
+/// overflow. `sd` is the current domain generation's capacity facts: `imbalance_pct` and the
+/// capacity as the domain build took them from the platform, so that the tick, with
+/// interrupts off, calls no platform method for them (the kernel reads `sd->imbalance_pct`
+/// from the domain).
+fn check_cpu_capacity(rq: &crate::fair::rq::Rq, sd: &crate::fair::rq::SdCapacity) -> bool {
+    (rq.cpu_capacity() as u128) * (sd.imbalance_pct() as u128) < (sd.arch_capacity() as u128) * 100
 }
 
 /// The "nobody tickless" return after the time checks, out of line: seed 000 marks it

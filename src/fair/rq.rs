@@ -15,7 +15,7 @@
 //! |---|---|---|---|
 //! | hot | `nr_running`, `ttwu_pending`, current-is-idle, `h_nr_runnable`, capacity, misfit | the kernel, on this CPU | everybody (`idle_cpu()` in ILB scans) |
 //! | kick | `nohz_flags`, the csd's busy state | remote kickers and this CPU's handler | the same |
-//! | nohz | `nohz_tick_stopped`, `has_blocked_load`, `last_blocked_load_update_tick`, `next_balance`, `idle_balance`, `nohz_idle_balance`, `avg_idle`, domain facts | this CPU, and the ILB on its behalf | this CPU and the ILB |
+//! | nohz | `nohz_tick_stopped`, `has_blocked_load`, `last_blocked_load_update_tick`, `next_balance`, `idle_balance`, `nohz_idle_balance`, `avg_idle`, domain facts (the LLC view, `imbalance_pct`, `arch_capacity`) | this CPU, the ILB on its behalf, the domain build | this CPU, the ILB, the busy tick's kick |
 //!
 //! So a kicker's `fetch_or` on `nohz_flags` never invalidates the line that ILB scans read for
 //! `idle_cpu()`. Every field is an atomic: the racy kernel accesses are `Relaxed` loads and
@@ -281,8 +281,11 @@ struct RqNohz {
     // `nohz_idle` are the check-then-act pair of the LLC busy count: two copies, one per domain
     // generation (the machine's generation word says which is current), so a rebuild writes
     // the copy nobody uses and publishes it at once (see `Machine::rebuild_sched_domains`).
+    // The capacity facts the kick reads ride in the same copies, so that a kick reads the
+    // pair one build wrote.
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
+    sd_capacity: [SdCapacity; 2],
     #[cfg(feature = "sharded")]
     /// `Sharded` only: this CPU's place, written when the shard map is built and read by this
     /// CPU's idle entry and exit (precomputed so that they do no arithmetic) and by the ILB's
@@ -305,6 +308,43 @@ pub(crate) struct SdSlot {
     llc_leader: AtomicU32,
     /// `sd_llc->nohz_idle`: this CPU does not count as busy in that generation's LLC.
     nohz_idle: AtomicBool,
+}
+
+/// One domain generation's capacity facts of this CPU: what `check_cpu_capacity` reads of the
+/// base domain (`sd->imbalance_pct`) and of the CPU (`arch_scale_cpu_capacity`), taken from
+/// the platform when the generation is built, so that the busy tick asks the platform
+/// nothing. Apart from [`SdSlot`], which idle entry and exit index on their hot path: keeping
+/// that slot 8 bytes keeps their address arithmetic, and the not-due kick's prologue, as they
+/// were (`ci/guards.sh`, T5a).
+#[derive(Debug)]
+pub(crate) struct SdCapacity {
+    /// `rq->sd->imbalance_pct`.
+    imbalance_pct: AtomicU32,
+    /// `arch_scale_cpu_capacity(cpu)`.
+    arch_capacity: AtomicU64,
+}
+
+impl SdCapacity {
+    crate::maybe_const_fn! {
+        fn new() -> Self {
+            SdCapacity {
+                imbalance_pct: AtomicU32::new(0),
+                arch_capacity: AtomicU64::new(0),
+            }
+        }
+    }
+
+    /// `sd->imbalance_pct` of this CPU's base domain in this generation.
+    #[inline]
+    pub(crate) fn imbalance_pct(&self) -> u32 {
+        self.imbalance_pct.load(Relaxed)
+    }
+
+    /// `arch_scale_cpu_capacity(cpu)` as this generation's build read it.
+    #[inline]
+    pub(crate) fn arch_capacity(&self) -> u64 {
+        self.arch_capacity.load(Relaxed)
+    }
 }
 
 impl SdSlot {
@@ -379,6 +419,7 @@ impl Rq {
                     avg_idle: AtomicU64::new(0),
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
+                    sd_capacity: [SdCapacity::new(), SdCapacity::new()],
                     #[cfg(feature = "sharded")]
                     shard_not: AtomicU32::new(0),
                     #[cfg(feature = "sharded")]
@@ -630,16 +671,30 @@ impl Rq {
     pub(crate) fn sd(&self, slot: usize) -> &SdSlot {
         &self.nohz.sd[slot & 1]
     }
-    /// Installs rebuilt domain facts in the unused generation slot `slot`: the base-domain
-    /// answer (one word, seen at once) and the LLC leader with `nohz_idle` at 0, as in a fresh
-    /// domain.
+    /// This CPU's capacity facts in domain generation slot `slot` (0 or 1).
     #[inline]
-    pub(crate) fn set_domains(&self, slot: usize, has_domain: bool, llc_leader: Option<usize>) {
+    pub(crate) fn sd_capacity(&self, slot: usize) -> &SdCapacity {
+        &self.nohz.sd_capacity[slot & 1]
+    }
+    /// Installs rebuilt domain facts in the unused generation slot `slot`: the base-domain
+    /// answer (one word, seen at once), the LLC leader with `nohz_idle` at 0, as in a fresh
+    /// domain, and the capacity facts (`imbalance_pct`, `arch_capacity`).
+    #[inline]
+    pub(crate) fn set_domains(
+        &self,
+        slot: usize,
+        has_domain: bool,
+        llc_leader: Option<usize>,
+        (imbalance_pct, arch_capacity): (u32, u64),
+    ) {
         self.nohz.has_domain.store(has_domain, Relaxed);
         let sd = self.sd(slot);
         sd.llc_leader
             .store(llc_leader.map_or(NO_CPU, |l| l as u32 + 1), Relaxed);
         sd.nohz_idle.store(false, Relaxed);
+        let capacity = self.sd_capacity(slot);
+        capacity.imbalance_pct.store(imbalance_pct, Relaxed);
+        capacity.arch_capacity.store(arch_capacity, Relaxed);
     }
 }
 

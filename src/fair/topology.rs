@@ -1,6 +1,7 @@
 //! kernel/sched/topology.c's NOHZ part: the domain build's per-LLC state (`sd_llc`,
-//! `sd_llc_shared->nr_busy_cpus`, `nohz_idle`), published as RCU publishes new domains, and the
-//! `sched_asym_cpucapacity` key.
+//! `sd_llc_shared->nr_busy_cpus`, `nohz_idle`) and each CPU's capacity facts (the base
+//! domain's `imbalance_pct`, `arch_scale_cpu_capacity`), published as RCU publishes new
+//! domains, and the `sched_asym_cpucapacity` key.
 //!
 //! C source: `kernel/sched/topology.c` (`build_sched_domains`, `partition_sched_domains`, `sd_llc`, `sd_llc_shared`, `sched_asym_cpucapacity`).
 
@@ -104,9 +105,12 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 })
                 .flatten()
         };
+        // What the busy tick's check_cpu_capacity reads (the base domain's imbalance_pct, the
+        // CPU's capacity), asked here, in process context, and never on the tick.
         for (cpu, rq) in self.rqs.iter(nr) {
             let leader = leader_of(cpu).and_then(first_of);
-            rq.set_domains(slot, has_domain(cpu), leader.map(CpuId::index));
+            let capacity = (plat.imbalance_pct(cpu), plat.arch_capacity(cpu));
+            rq.set_domains(slot, has_domain(cpu), leader.map(CpuId::index), capacity);
         }
         // Every CPU of an LLC counts as busy in a fresh domain. Nobody else touches this copy.
         for key in nr.iter() {

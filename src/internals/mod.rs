@@ -233,12 +233,6 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     }
 
     #[inline(always)]
-    pub fn tick_nohz_get_sleep_length<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> u64 {
-        self.ticks
-            .tick_nohz_get_sleep_length(&self.cpus, &self.fair, cpu, plat)
-    }
-
-    #[inline(always)]
     pub fn tick_nohz_idle_restart_tick<Pl: TickPlatform<N>>(&self, cpu: CpuId<N>, plat: &Pl) {
         self.ticks.tick_nohz_idle_restart_tick(cpu, plat)
     }

@@ -29,7 +29,7 @@ use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
 use crate::fair::Fair;
 use crate::jiffies::Jiffies;
-use crate::platform::{KTIME_MAX, TickPlatform, softirq, tick_nsec};
+use crate::platform::{KTIME_MAX, SleepLength, TickPlatform, softirq, tick_nsec};
 use crate::policy::Policy;
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use crate::warn::{WarnSink, Warning};
@@ -128,9 +128,16 @@ pub struct TickSched {
     idle_sleeptime: AtomicU64,
     iowait_sleeptime: AtomicU64,
     tick_dep_mask: AtomicU32,
+    last_tick_jiffies: AtomicUsize,
+    stalled_jiffies: AtomicU32,
 }
 
 impl TickSched {
+    /// `MAX_STALLED_JIFFIES`: how many of a CPU's ticks may see the same jiffies, after the
+    /// one that first saw them, before that CPU updates jiffies itself (`tick_sched_do_timer`'s
+    /// stall fallback, kernels since v5.18: a1ff03cd6fb9, 2022).
+    pub const MAX_STALLED_JIFFIES: u32 = 5;
+
     crate::maybe_const_fn! {
         /// All zero: periodic tick, NO_HZ not yet active.
         pub fn new() -> Self {
@@ -152,6 +159,8 @@ impl TickSched {
                 idle_sleeptime: AtomicU64::new(0),
                 iowait_sleeptime: AtomicU64::new(0),
                 tick_dep_mask: AtomicU32::new(0),
+                last_tick_jiffies: AtomicUsize::new(0),
+                stalled_jiffies: AtomicU32::new(0),
             }
         }
     }
@@ -221,6 +230,10 @@ impl TickSched {
         pub idle_sleeptime: u64 = idle_sleeptime;
         /// `ts->iowait_sleeptime`: idle time accumulated while tasks waited on I/O.
         pub iowait_sleeptime: u64 = iowait_sleeptime;
+        /// `ts->last_tick_jiffies`: the jiffies this CPU's tick last saw move.
+        pub last_tick_jiffies: Jiffies = last_tick_jiffies;
+        /// `ts->stalled_jiffies`: this CPU's ticks since then that saw the same jiffies.
+        pub stalled_jiffies: u32 = stalled_jiffies;
     }
 
     /// `tick_sched_timer_dying`'s reset: every field back to [`TickSched::new`]'s zero but
@@ -230,6 +243,8 @@ impl TickSched {
         self.flags.store(0, Relaxed);
         self.last_jiffies.store(0, Relaxed);
         self.idle_jiffies.store(0, Relaxed);
+        self.last_tick_jiffies.store(0, Relaxed);
+        self.stalled_jiffies.store(0, Relaxed);
         self.tick_dep_mask.store(0, Relaxed);
         for field in [
             &self.idle_expires,
@@ -623,6 +638,17 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// `RCU_SOFTIRQ` alone; current ones do, and so does the crate. The pending bits are the
     /// platform's [`local_softirq_pending`](crate::platform::TickHardware::local_softirq_pending)
     /// and the crate's own `SCHED_SOFTIRQ` bit, under the same rules.
+    ///
+    /// **The report's rate limit: the crate mirrors mainline since v6.18.** Upstream
+    /// 807e0d187da4 ("tick/sched: Fix bogus condition in report_idle_softirq()", tip
+    /// timers/urgent, November 2025, in v6.18 and the stable trees) limits only the *print* to
+    /// 10 machine-wide and keeps the tick on every report, as the code before v5.18 did. The
+    /// kernels between (0345691b24c0 in v5.18 to v6.17) had the limit in the return value: once
+    /// their two inverted conditions were fixed (a7e282c77785, 96c1fa04f089, 2023), the 11th
+    /// report on let the tick stop with a softirq pending (before those fixes the function
+    /// reported nothing at all). The crate keeps the tick every time, as mainline does; and
+    /// since the limit only spares the console, every hit is counted, as every
+    /// [`Warning`] is.
     #[doc(alias = "report_idle_softirq")]
     pub fn can_stop_idle_tick<P: Policy, Pl: TickPlatform<N>>(
         &self,
@@ -728,22 +754,52 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         self.tick_sched(cpu).timer_expires_base.store(0, Relaxed);
     }
 
-    #[cfg(feature = "testing")]
-    /// `tick_nohz_get_sleep_length()`'s caching part, for a cpuidle governor: computes and
-    /// caches the next event so that [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick)
-    /// reuses it. Returns 0 when the tick cannot or should not stop.
-    #[inline]
+    /// `tick_nohz_get_sleep_length(&delta_next)` on `cpu`, for its cpuidle governor, inside
+    /// the idle section (warns otherwise: [`Warning::SleepLengthOutsideIdle`]), interrupts
+    /// off. Measured from the idle entry time (`idle_entrytime`, the kernel's stand-in for
+    /// now): `delta_next` to the sched timer's expiry (never, for a stopped tick with nothing
+    /// to wake for); the sleep length to the next event, if the tick may stop
+    /// (`can_stop_idle_tick`) and `tick_nohz_next_event` does not ask to keep it, else
+    /// `delta_next`. `tick_nohz_next_event` caches the event (`timer_expires_base`), and
+    /// [`tick_nohz_idle_stop_tick`](Self::tick_nohz_idle_stop_tick) then uses it without
+    /// asking again; [`tick_nohz_idle_retain_tick`](Self::tick_nohz_idle_retain_tick) drops
+    /// it. The kernel also takes the earliest other hrtimer into the sleep length
+    /// (`hrtimer_next_event_without`); the crate knows the platform's timers only through
+    /// [`next_timer_interrupt`](crate::platform::TickHardware::next_timer_interrupt).
     pub fn tick_nohz_get_sleep_length<P: Policy, Pl: TickPlatform<N>>(
         &self,
         cpus: &Cpus<N, W>,
         fair: &Fair<P, N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
-    ) -> u64 {
+    ) -> SleepLength {
+        cpus.check_on_cpu(cpu, plat.this_cpu());
+        let ts = self.tick_sched(cpu);
+        cpus.warn_at(cpu)
+            .warn_on(!ts.test(TsFlags::INIDLE), Warning::SleepLengthOutsideIdle);
+        let now = ts.idle_entrytime();
+        // dev->next_event: the sched timer, unless a stopped tick cancelled it.
+        let next_tick = if ts.tick_stopped() && ts.next_tick() == KTIME_MAX {
+            KTIME_MAX
+        } else {
+            plat.tick_expiry(cpu)
+        };
+        let delta_next = next_tick.saturating_sub(now);
+        let keep = SleepLength {
+            sleep_length: delta_next,
+            delta_next,
+        };
         if !self.can_stop_idle_tick(cpus, fair, cpu, plat) {
-            return 0;
+            return keep;
         }
-        self.tick_nohz_next_event(cpus, cpu, plat)
+        let next_event = self.tick_nohz_next_event(cpus, cpu, plat);
+        if next_event == 0 {
+            return keep;
+        }
+        SleepLength {
+            sleep_length: next_event.saturating_sub(now),
+            delta_next,
+        }
     }
 
     /// `tick_nohz_idle_restart_tick()` (the polling idle path): restart a stopped tick and
@@ -899,6 +955,17 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
     /// exist (`tick_nohz_full_running`) that is a [`Warning::DoTimerOrphaned`], since their
     /// timekeeper never gives the duty up. (Kernels before it left the duty to the next
     /// housekeeping CPU, silently.)
+    ///
+    /// **A stalled timekeeper** (the kernel's fallback since v5.18, a1ff03cd6fb9): the duty's
+    /// owner may be unable to tick for a while and still own it: held in `stop_machine()`
+    /// (the kernel's own example; [`Machine::cpu_dying`](crate::Machine::cpu_dying) runs in
+    /// that context), or in a long VM exit. So every ticking CPU watches jiffies: once its
+    /// ticks have seen the same value [`TickSched::MAX_STALLED_JIFFIES`] times after the one
+    /// that first saw it, it updates jiffies itself (the platform's
+    /// [`update_jiffies`](crate::platform::TickHardware::update_jiffies), which catches up
+    /// every period missed and does nothing if someone else just did) and counts again from
+    /// the new value. The duty stays with its owner. A CPU whose tick is stopped does not
+    /// watch, and needs not: its next interrupt catches jiffies up on entry.
     #[doc(alias = "tick_nohz_handler")]
     #[doc(alias = "tick_sched_do_timer")]
     #[doc(alias = "tick_sched_handle")]
@@ -924,6 +991,21 @@ impl<const N: usize, const W: usize> Ticks<N, W> {
         }
         if owner == do_timer_word(cpu) {
             plat.update_jiffies(now);
+        }
+        // The jiffies update stalled (its owner held in stop-machine or a VM exit): after
+        // MAX_STALLED_JIFFIES ticks on the same jiffies, update them from here.
+        let seen = plat.jiffies();
+        if ts.last_tick_jiffies() != seen {
+            ts.stalled_jiffies.store(0, Relaxed);
+            ts.last_tick_jiffies.store(seen.get(), Relaxed);
+        } else {
+            let stalled = ts.stalled_jiffies().wrapping_add(1);
+            ts.stalled_jiffies.store(stalled, Relaxed);
+            if stalled == TickSched::MAX_STALLED_JIFFIES {
+                plat.update_jiffies(now);
+                ts.stalled_jiffies.store(0, Relaxed);
+                ts.last_tick_jiffies.store(plat.jiffies().get(), Relaxed);
+            }
         }
         // tick_sched_handle
         if ts.tick_stopped() {

@@ -43,7 +43,7 @@ pub use world::{CPUS, START_JIFFIES, ShardedHint, ShardedStrict, World, set_busy
 
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, MaySleep, NewidleDomain,
-    NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
+    NewidleOutcome, SleepLength, SleepLengthQuery, Softirq, TickHardware, Topology, tick_nsec,
 };
 use nohz::{CpuId, Jiffies, JiffiesCell, NrCpuIds};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -91,6 +91,9 @@ pub enum Event<const N: usize> {
     NewidleBalance {
         /// The CPU going idle.
         cpu: CpuId<N>,
+        /// The start of the walk's cost window: [`Balance::sched_clock_cpu`] (the host clock)
+        /// as the crate read it.
+        t0: u64,
     },
     /// [`CpuState::synchronize_rcu`].
     SynchronizeRcu,
@@ -128,6 +131,14 @@ pub enum Event<const N: usize> {
         /// The CPU reported dead.
         cpu: CpuId<N>,
     },
+    /// The governor ([`Governor::SleepLength`]) asked `tick_nohz_get_sleep_length` in
+    /// [`IdleHooks::cpuidle_select`].
+    SleepLength {
+        /// The idling CPU.
+        cpu: CpuId<N>,
+        /// The answer.
+        sleep: SleepLength,
+    },
 }
 
 /// A context that may sleep, for tests (`MaySleep`): the tests play the kernel's late
@@ -145,6 +156,13 @@ pub enum Governor {
     StopTick,
     /// A governor that keeps the tick (a short expected idle).
     RetainTick,
+    /// A governor that asks the sleep length (`tick_nohz_get_sleep_length`, recorded as
+    /// [`Event::SleepLength`]) and stops the tick if the CPU may sleep at least this long (ns),
+    /// as the menu governor's `predicted_ns < TICK_NSEC` rule keeps it otherwise.
+    SleepLength {
+        /// The shortest sleep worth stopping the tick for.
+        stop_from_ns: u64,
+    },
 }
 
 /// "None" in the per-CPU CPU-id tables.
@@ -173,6 +191,7 @@ pub struct HostPlatform<const N: usize, const HZ: u32 = 1000> {
     this_cpu: AtomicU32,
     arch_capacity: AtomicUsize,
     imbalance_pct: AtomicU32,
+    capacity_reads: AtomicU64,
     asym_priority: Vec<AtomicU32>,
     asym_cpucapacity: AtomicBool,
     newidle_pulls: AtomicBool,
@@ -212,6 +231,7 @@ struct TickState {
     iowait: Vec<AtomicBool>,
     idle_poll: AtomicBool,
     governor: AtomicU32,
+    governor_stop_from: AtomicU64,
 }
 
 /// A callback the platform runs at one of its events, or none (the event's fixed behaviour).
@@ -275,6 +295,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             this_cpu: AtomicU32::new(NONE),
             arch_capacity: AtomicUsize::new(nohz::platform::SCHED_CAPACITY_SCALE as usize),
             imbalance_pct: AtomicU32::new(117),
+            capacity_reads: AtomicU64::new(0),
             asym_priority: (0..N).map(|_| AtomicU32::new(NONE)).collect(),
             asym_cpucapacity: AtomicBool::new(false),
             newidle_pulls: AtomicBool::new(false),
@@ -305,6 +326,7 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
                 iowait: per_cpu(false),
                 idle_poll: AtomicBool::new(false),
                 governor: AtomicU32::new(0),
+                governor_stop_from: AtomicU64::new(0),
             },
             idle_hook: Mutex::new(Hook(None)),
             decay_hook: Mutex::new(Hook(None)),
@@ -348,6 +370,12 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
     pub fn set_capacity(&self, arch_capacity: u64, imbalance_pct: u32) {
         self.arch_capacity.store(arch_capacity as usize, Relaxed);
         self.imbalance_pct.store(imbalance_pct, Relaxed);
+    }
+
+    /// How many times the crate asked [`Topology::arch_capacity`] or
+    /// [`Topology::imbalance_pct`] so far.
+    pub fn capacity_reads(&self) -> u64 {
+        self.capacity_reads.load(Relaxed)
     }
 
     /// Puts `cpu` in the machine-wide asym-packing domain with `priority` (higher is preferred),
@@ -480,6 +508,10 @@ impl<const N: usize, const HZ: u32> HostPlatform<N, HZ> {
             Governor::None => 0,
             Governor::StopTick => 1,
             Governor::RetainTick => 2,
+            Governor::SleepLength { stop_from_ns } => {
+                self.tick.governor_stop_from.store(stop_from_ns, Relaxed);
+                3
+            }
         };
         self.tick.governor.store(code, Relaxed);
     }
@@ -619,9 +651,11 @@ impl<const N: usize, const HZ: u32> Topology<N> for HostPlatform<N, HZ> {
             .ok()
     }
     fn arch_capacity(&self, _cpu: CpuId<N>) -> u64 {
+        self.capacity_reads.fetch_add(1, Relaxed);
         self.arch_capacity.load(Relaxed) as u64
     }
     fn imbalance_pct(&self, _cpu: CpuId<N>) -> u32 {
+        self.capacity_reads.fetch_add(1, Relaxed);
         self.imbalance_pct.load(Relaxed)
     }
     fn has_asym_packing(&self, cpu: CpuId<N>) -> bool {
@@ -662,8 +696,11 @@ impl<const N: usize, const HZ: u32> Balance<N> for HostPlatform<N, HZ> {
                 .then(|| Jiffies::new(self.sd_deadline.load(Relaxed))),
         }
     }
-    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome {
-        self.record(Event::NewidleBalance { cpu });
+    fn sched_clock_cpu(&self, _cpu: CpuId<N>) -> u64 {
+        self.time_ns()
+    }
+    fn newidle_balance(&self, cpu: CpuId<N>, t0: u64) -> NewidleOutcome {
+        self.record(Event::NewidleBalance { cpu, t0 });
         NewidleOutcome {
             pulled_task: self.newidle_pulls.load(Relaxed),
             next_balance: self
@@ -759,10 +796,15 @@ impl<const N: usize, const HZ: u32> IdleHooks<N> for HostPlatform<N, HZ> {
         self.record(Event::PollIdle { cpu });
         self.idle_event(cpu);
     }
-    fn cpuidle_select(&self, _cpu: CpuId<N>) -> Option<bool> {
+    fn cpuidle_select(&self, cpu: CpuId<N>, sleep: &SleepLengthQuery<'_>) -> Option<bool> {
         match self.tick.governor.load(Relaxed) {
             1 => Some(true),
             2 => Some(false),
+            3 => {
+                let answer = sleep.tick_nohz_get_sleep_length();
+                self.record(Event::SleepLength { cpu, sleep: answer });
+                Some(answer.sleep_length >= self.tick.governor_stop_from.load(Relaxed))
+            }
             _ => None,
         }
     }

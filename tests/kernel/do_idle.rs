@@ -1,7 +1,8 @@
 //! `do_idle` and `cpuidle_idle_call`: the order of the idle loop.
 
 use nohz::IdleExit;
-use nohz::{NohzFlags, Policy, TsFlags};
+use nohz::platform::SleepLength;
+use nohz::{NohzFlags, Policy, TsFlags, Warning};
 use nohz_testing::for_each_policy;
 use nohz_testing::{Event, Governor, START_NS, World};
 
@@ -129,7 +130,91 @@ fn an_offline_cpu_is_reported_dead_without_stopping_the_tick<P: Policy>() {
     assert!(w.ts(2).flags().contains(TsFlags::INIDLE));
 }
 
+/// A cpuidle governor asks `tick_nohz_get_sleep_length` from `cpuidle_select`, as menu and
+/// teo do: how long from the idle entry to the CPU's next timer if the tick stops, and to its
+/// next tick if it is kept. Asking caches the next event, which the stop path then uses.
+fn a_governor_gets_the_sleep_length_in_cpuidle_select<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_governor(Governor::SleepLength { stop_from_ns: TICK });
+    w.idle(2);
+    w.p.set_next_timer(w.cpu(2), START_NS + 20 * TICK);
+    w.p.take_events();
+    assert_eq!(w.m.do_idle(w.cpu(2), &*w.p), IdleExit::Resched);
+    let sleep = SleepLength {
+        sleep_length: 20 * TICK,
+        delta_next: TICK,
+    };
+    let events = w.events();
+    assert_eq!(
+        events[..2],
+        [
+            Event::SleepLength {
+                cpu: w.cpu(2),
+                sleep
+            },
+            Event::ProgramTick {
+                cpu: w.cpu(2),
+                expires: START_NS + 20 * TICK
+            }
+        ],
+        "the governor's answer, then the stop at the cached event"
+    );
+    assert_eq!(w.ts(2).idle_calls(), 1);
+    assert_eq!(w.mask(), [2]);
+    assert_eq!(w.warnings(), 0);
+}
+
+/// A timer due within the tick: the tick cannot stop, so the sleep length is the time to the
+/// next tick; a governor that keeps the tick drops the cached event (retain), and the idle
+/// exit finds none.
+fn a_short_sleep_keeps_the_tick<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_governor(Governor::SleepLength {
+        stop_from_ns: 2 * TICK,
+    });
+    w.idle(2);
+    w.p.set_next_timer(w.cpu(2), START_NS + TICK / 2);
+    w.p.take_events();
+    w.m.do_idle(w.cpu(2), &*w.p);
+    assert_eq!(
+        w.events()[0],
+        Event::SleepLength {
+            cpu: w.cpu(2),
+            sleep: SleepLength {
+                sleep_length: TICK,
+                delta_next: TICK
+            }
+        }
+    );
+    assert_eq!(w.ts(2).idle_calls(), 0, "retained: no stop attempt");
+    assert_eq!(w.ts(2).timer_expires_base(), 0);
+    assert!(!w.ts(2).tick_stopped() && w.mask().is_empty());
+    assert_eq!(w.warnings(), 0);
+}
+
+/// The entry point outside the idle section is the kernel's `WARN_ON_ONCE`: counted, and the
+/// answer given anyway (the idle entry time is then stale). Run for another CPU, it counts a
+/// `WrongCpu` too.
+fn the_sleep_length_outside_idle_warns<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.p.set_next_timer(w.cpu(1), START_NS + 50 * TICK);
+    let sleep = w.m.tick_nohz_get_sleep_length(w.cpu(1), &*w.p);
+    assert_eq!(
+        sleep.sleep_length,
+        START_NS + 50 * TICK,
+        "from idle entry time 0"
+    );
+    assert_eq!(w.m.warnings().of_kind(Warning::SleepLengthOutsideIdle), 1);
+    w.m.tick_nohz_idle_retain_tick(w.cpu(1));
+    w.p.set_this_cpu(Some(w.cpu(0)));
+    w.m.tick_nohz_get_sleep_length(w.cpu(1), &*w.p);
+    assert_eq!(w.m.warnings().of_kind(Warning::WrongCpu), 1);
+}
+
 for_each_policy!(
+    a_governor_gets_the_sleep_length_in_cpuidle_select,
+    a_short_sleep_keeps_the_tick,
+    the_sleep_length_outside_idle_warns,
     newilb_pass_first_then_stop_idle_and_exit,
     a_governor_that_keeps_the_tick_retains_it,
     an_already_stopped_tick_always_goes_through_the_stop_path,

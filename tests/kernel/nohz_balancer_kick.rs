@@ -164,7 +164,9 @@ fn llc_busy_count_decides_last<P: Policy>() {
 fn capacity_exactly_at_the_threshold_asks_for_nothing<P: Policy>() {
     for (capacity, kicks) in [(799, true), (800, false)] {
         let w = World::<P>::new(4);
+        // Read when the domains are built.
         w.p.set_capacity(1000, 125);
+        w.rebuild();
         for i in 1..4 {
             w.enter(i);
         }
@@ -191,7 +193,42 @@ fn cpu_capacity_reads_back_what_was_set<P: Policy>() {
     }
 }
 
+/// `check_cpu_capacity` reads the base domain's `imbalance_pct` and the CPU's capacity as the
+/// domain build left them (the kernel's `sd->imbalance_pct` is a field of the domain): the busy
+/// tick, with interrupts off, asks the platform for neither, and a new answer reaches the kick
+/// with the next domain build. Every CPU in an LLC of its own, so the LLC test never kicks.
+fn the_capacity_check_asks_the_platform_nothing_on_the_tick<P: Policy>() {
+    let w = World::<P>::with_llcs(4, 1);
+    for i in 1..4 {
+        w.enter(i);
+    }
+    w.busy(0, 1);
+    // 800 x 117 < 1024 x 100: capacity lost beyond the imbalance.
+    w.m.rq(w.cpu(0)).set_cpu_capacity(800);
+    let balance = |w: &World<P>| {
+        w.advance(2);
+        matches!(
+            w.tick(0),
+            Some(KickDecision::Kick { flags, .. }) if flags.contains(NohzFlags::BALANCE)
+        )
+    };
+    let reads = w.p.capacity_reads();
+    assert!(balance(&w));
+    assert_eq!(
+        w.p.capacity_reads(),
+        reads,
+        "the tick asked the platform for imbalance_pct or arch_capacity"
+    );
+    // 800 x 130 >= 1024 x 100: no longer worth a balance, from the next domain build on.
+    w.p.set_capacity(1024, 130);
+    assert!(balance(&w), "the domain still has 117");
+    w.rebuild();
+    assert!(!balance(&w), "the rebuilt domain has 130");
+    assert_eq!(w.warnings(), 0);
+}
+
 for_each_policy!(
+    the_capacity_check_asks_the_platform_nothing_on_the_tick,
     tick_on_idle_cpu_returns_at_once,
     first_busy_tick_exits_idle,
     two_tasks_ask_for_balance,

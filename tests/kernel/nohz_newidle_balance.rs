@@ -4,7 +4,7 @@ use nohz::SCHED_MIGRATION_COST_NS;
 use nohz::platform::{NewidleDomain, NewidleOutcome};
 use nohz::{Jiffies, NohzFlags, Policy};
 use nohz_testing::for_each_policy;
-use nohz_testing::{Event, START_JIFFIES, World};
+use nohz_testing::{Event, START_JIFFIES, START_NS, World};
 
 /// CPU 3 about to go idle with a long expected idle; blocked load pending and due.
 fn setup<P: Policy>() -> World<P> {
@@ -34,7 +34,10 @@ fn nothing_pulled_requests_a_local_refresh<P: Policy>() {
         w.events(),
         [
             Event::BlockedAverages { by: c, cpu: c },
-            Event::NewidleBalance { cpu: c }
+            Event::NewidleBalance {
+                cpu: c,
+                t0: START_NS
+            }
         ]
     );
     assert!(w.ipis().is_empty(), "no IPI for NEWILB");
@@ -210,7 +213,10 @@ fn the_walk_refreshes_this_cpus_blocked_load_first<P: Policy>() {
         w.events(),
         [
             Event::BlockedAverages { by: c, cpu: c },
-            Event::NewidleBalance { cpu: c }
+            Event::NewidleBalance {
+                cpu: c,
+                t0: START_NS
+            }
         ],
         "the refresh, then the walk"
     );
@@ -294,10 +300,49 @@ fn without_a_walk_nothing_is_refreshed_or_pulled<P: Policy>() {
         next_balance: None,
     });
     w.m.sched_balance_newidle(c, &*w.p);
-    assert_eq!(w.events().last(), Some(&Event::NewidleBalance { cpu: c }));
+    assert_eq!(
+        w.events().last(),
+        Some(&Event::NewidleBalance {
+            cpu: c,
+            t0: START_NS
+        })
+    );
+}
+
+/// The walk's cost window opens before the blocked-load refresh, as the kernel takes
+/// `t0 = sched_clock_cpu()` before `sched_balance_update_blocked_averages()`: the platform's
+/// walk gets that `t0`, so the refresh counts toward the first domain's cost and its
+/// `max_newidle_lb_cost`. Here the refresh takes 40 us of the CPU's clock.
+fn the_cost_window_opens_before_the_refresh<P: Policy>() {
+    let w = setup::<P>();
+    let c = w.cpu(3);
+    let p = w.p.clone();
+    w.p.on_update_blocked_averages(move |_, _| {
+        p.set_time_ns(p.time_ns() + 40_000);
+        false
+    });
+    w.p.take_events();
+    assert!(!w.m.sched_balance_newidle(c, &*w.p));
+    assert_eq!(
+        w.events(),
+        [
+            Event::BlockedAverages { by: c, cpu: c },
+            Event::NewidleBalance {
+                cpu: c,
+                t0: START_NS
+            }
+        ],
+        "t0 is the clock before the refresh, not after it"
+    );
+    assert_eq!(
+        w.p.time_ns(),
+        START_NS + 40_000,
+        "the refresh took its time"
+    );
 }
 
 for_each_policy!(
+    the_cost_window_opens_before_the_refresh,
     without_a_walk_nothing_is_refreshed_or_pulled,
     the_walk_refreshes_this_cpus_blocked_load_first,
     an_ilb_pass_in_the_jiffy_of_a_walk_does_not_decay_again,

@@ -48,8 +48,8 @@ macro_rules! minimal {
             fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
                 self.0.balance_domains(by, cpu, idle)
             }
-            fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
-                self.0.newidle_balance(cpu)
+            fn newidle_balance(&self, cpu: Cpu, t0: u64) -> NewidleOutcome {
+                self.0.newidle_balance(cpu, t0)
             }
         }
         impl TickHardware<CPUS> for $name<'_> {

@@ -66,8 +66,11 @@ impl<P: Policy> Balance<N> for MachineIds<'_, P> {
     fn balance_domains(&self, by: CpuId<N>, cpu: CpuId<N>, idle: CpuIdleType) -> Jiffies {
         self.host.balance_domains(by, cpu, idle)
     }
-    fn newidle_balance(&self, cpu: CpuId<N>) -> NewidleOutcome {
-        self.host.newidle_balance(cpu)
+    fn sched_clock_cpu(&self, cpu: CpuId<N>) -> u64 {
+        self.host.sched_clock_cpu(cpu)
+    }
+    fn newidle_balance(&self, cpu: CpuId<N>, t0: u64) -> NewidleOutcome {
+        self.host.newidle_balance(cpu, t0)
     }
 }
 

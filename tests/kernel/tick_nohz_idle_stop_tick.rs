@@ -59,7 +59,10 @@ fn a_governor_cached_event_is_reused<P: Policy>() {
     let w = World::<P>::new(4);
     idle_section(&w, 3);
     w.p.set_next_timer(w.cpu(3), START_NS + 30 * TICK);
-    let planned = w.m.tick_nohz_get_sleep_length(w.cpu(3), &*w.p);
+    let sleep = w.m.tick_nohz_get_sleep_length(w.cpu(3), &*w.p);
+    let entry = w.ts(3).idle_entrytime();
+    assert_eq!(sleep.sleep_length, START_NS + 30 * TICK - entry);
+    let planned = w.ts(3).timer_expires();
     assert_eq!(planned, START_NS + 30 * TICK);
     // The wheel changes after the governor looked: the cached value is used.
     w.p.set_next_timer(w.cpu(3), START_NS + 60 * TICK);

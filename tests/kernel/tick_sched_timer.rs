@@ -177,7 +177,77 @@ fn a_stopped_tick_with_a_wakeup_runs_when_it_expires<P: Policy>() {
     assert_eq!(w.warnings(), 0);
 }
 
+/// `tick_sched_do_timer`'s stall fallback (`MAX_STALLED_JIFFIES`): the timekeeper is held (in
+/// stop-machine, say, or a long VM exit) and its tick does not run, so nobody updates jiffies;
+/// a CPU whose tick has seen the same jiffies `MAX_STALLED_JIFFIES` (5) times since it last
+/// saw them move updates them itself, and counts again from there.
+fn a_held_timekeeper_is_covered_by_a_ticking_cpu<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.busy(1, 1);
+    let j0 = w.now();
+    let tick = |k: u64, cpus: &[usize]| {
+        w.p.set_time_ns(START_NS + k * TICK);
+        for &c in cpus {
+            w.m.tick_sched_timer(w.cpu(c), &*w.p);
+        }
+        w.now().since(j0)
+    };
+    // CPU 0 keeps time, each period before CPU 1's tick: CPU 1 sees jiffies move every time.
+    for k in 1..=3 {
+        assert_eq!(tick(k, &[0, 1]), k as usize);
+    }
+    // CPU 0 is held from here. CPU 1's next four ticks see the jiffies of period 3 again.
+    for k in 4..=7 {
+        assert_eq!(tick(k, &[1]), 3, "tick {k}: jiffies stalled");
+    }
+    // The fifth sees them again: CPU 1 updates jiffies, a whole stall's worth at once.
+    assert_eq!(
+        tick(8, &[1]),
+        8,
+        "the fifth tick on the same jiffies forces an update"
+    );
+    assert_eq!(
+        w.m.tick_do_timer_cpu(),
+        Some(w.cpu(0)),
+        "the duty stays where it was"
+    );
+    // And counts again from there: four more ticks on the new value, then the next update.
+    for k in 9..=12 {
+        assert_eq!(tick(k, &[1]), 8, "tick {k}");
+    }
+    assert_eq!(tick(13, &[1]), 13);
+    assert_eq!(w.warnings(), 0);
+}
+
+/// The stall count is per CPU and starts over with the CPU's life: `cpu_dying` resets it with
+/// the rest of `tick_sched` (its `last_tick_jiffies` and `stalled_jiffies` are zeroed).
+fn the_stall_count_restarts_with_the_cpu<P: Policy>() {
+    let w = World::<P>::new(4);
+    w.busy(1, 1);
+    w.busy(2, 1);
+    let j0 = w.now();
+    // CPU 0 held from the start; CPU 1 ticks four times on the boot jiffies, CPU 2 once.
+    for k in 1..=4 {
+        w.p.set_time_ns(START_NS + k * TICK);
+        w.m.tick_sched_timer(w.cpu(1), &*w.p);
+    }
+    w.m.tick_sched_timer(w.cpu(2), &*w.p);
+    assert_eq!(w.now(), j0);
+    assert_eq!(w.ts(1).stalled_jiffies(), 3);
+    assert_eq!(w.ts(2).stalled_jiffies(), 0, "CPU 2 only began counting");
+    assert_eq!(w.ts(1).last_tick_jiffies(), j0);
+    // CPU 1 goes down and comes back: it starts counting again.
+    w.deactivate(1);
+    w.m.cpu_dying(w.cpu(1), &*w.p).unwrap();
+    assert_eq!(
+        (w.ts(1).stalled_jiffies(), w.ts(1).last_tick_jiffies()),
+        (0, nohz::Jiffies::new(0))
+    );
+}
+
 for_each_policy!(
+    a_held_timekeeper_is_covered_by_a_ticking_cpu,
+    the_stall_count_restarts_with_the_cpu,
     a_timer_interrupt_runs_the_tick_only_once_the_timer_expired,
     a_periodic_tick_rearms_and_runs_the_scheduler_tick,
     the_timekeeper_updates_jiffies_and_a_free_duty_is_taken,

@@ -449,7 +449,7 @@ fn event(e: Event<N>) -> Option<Ev> {
                 CpuIdleType::NewlyIdle => return Some(Ev::Newidle(usize::MAX)),
             },
         },
-        Event::NewidleBalance { cpu } => Ev::Newidle(cpu.index()),
+        Event::NewidleBalance { cpu, .. } => Ev::Newidle(cpu.index()),
         Event::SynchronizeRcu => Ev::SyncRcu,
         // Tick hardware and idle states: not part of the NOHZ projection.
         _ => return None,
@@ -502,6 +502,8 @@ pub struct CpuView {
     pub llc_nr_busy: Option<i32>,
     // struct tick_sched.
     pub ts_flags: u32,
+    /// `(last_tick_jiffies, stalled_jiffies)`: the jiffies-stall watch.
+    pub stall: (usize, u32),
     pub idle_calls: u64,
     pub idle_sleeps: u64,
     // irqtime.
@@ -580,6 +582,7 @@ pub fn model_view(m: &Model) -> View {
                     llc_leader: x.llc_leader,
                     llc_nr_busy: m.llc_busy_of(c),
                     ts_flags: x.ts_flags(),
+                    stall: (x.last_tick_jiffies, x.stalled_jiffies),
                     idle_calls: x.idle_calls,
                     idle_sleeps: x.idle_sleeps,
                     irq: [x.irq_start, x.hardirq_ns, x.softirq_ns, x.irq_total],
@@ -646,6 +649,7 @@ pub fn sut_view<P: Policy>(s: &Sut<P>) -> View {
                     llc_leader: m.llc_leader(cpu),
                     llc_nr_busy: m.llc_nr_busy_cpus(cpu),
                     ts_flags: ts.flags().bits(),
+                    stall: (ts.last_tick_jiffies().get(), ts.stalled_jiffies()),
                     idle_calls: ts.idle_calls(),
                     idle_sleeps: ts.idle_sleeps(),
                     irq: [it.irq_start_time(), it.hardirq(), it.softirq(), it.total()],
@@ -686,7 +690,7 @@ pub fn diff(sut: &View, model: &View) -> Vec<String> {
             nr_running, curr_idle, need_resched, active, misfit, in_mask, nohz_tick_stopped,
             nohz_flags, csd_busy, has_blocked_load, last_blocked_update, next_balance,
             idle_balance, nohz_idle_balance, nohz_idle, has_domain, llc_leader, llc_nr_busy,
-            ts_flags, idle_calls, idle_sleeps, irq, warnings);
+            ts_flags, stall, idle_calls, idle_sleeps, irq, warnings);
     }
     cmp(&mut out, "nr_cpu_ids", &sut.cpus.len(), &model.cpus.len());
     out

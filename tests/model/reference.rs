@@ -480,6 +480,9 @@ pub struct Cpu {
     pub tick_expiry: u64,
     pub idle_calls: u64,
     pub idle_sleeps: u64,
+    /// `last_tick_jiffies` (raw: 0 at boot and after `cpu_dying`) and `stalled_jiffies`.
+    pub last_tick_jiffies: usize,
+    pub stalled_jiffies: u32,
     // irqtime.
     pub irq_start: u64,
     pub hardirq_ns: u64,
@@ -527,6 +530,8 @@ impl Cpu {
             tick_expiry: START_NS + TICK_NS,
             idle_calls: 0,
             idle_sleeps: 0,
+            last_tick_jiffies: 0,
+            stalled_jiffies: 0,
             irq_start: 0,
             hardirq_ns: 0,
             softirq_ns: 0,
@@ -927,6 +932,8 @@ impl Model {
                 cpu.timer_expires = 0;
                 cpu.next_tick = 0;
                 cpu.last_tick = 0;
+                cpu.last_tick_jiffies = 0;
+                cpu.stalled_jiffies = 0;
                 cpu.tick_dep = false;
                 cpu.dead = true;
             }
@@ -1526,6 +1533,20 @@ impl Model {
         }
         if self.do_timer == Some(c) {
             self.update_jiffies(now);
+        }
+        // The stall fallback: the fifth tick after one that saw jiffies move, on the same
+        // (raw) jiffies, updates them.
+        let seen = self.now as usize;
+        if self.cpus[c].last_tick_jiffies != seen {
+            self.cpus[c].stalled_jiffies = 0;
+            self.cpus[c].last_tick_jiffies = seen;
+        } else {
+            self.cpus[c].stalled_jiffies += 1;
+            if self.cpus[c].stalled_jiffies == 5 {
+                self.update_jiffies(now);
+                self.cpus[c].stalled_jiffies = 0;
+                self.cpus[c].last_tick_jiffies = self.now as usize;
+            }
         }
         if self.cpus[c].stopped {
             self.cpus[c].next_tick = 0;

@@ -49,7 +49,7 @@ impl<P: Policy> Balance<NR> for Kernel<P> {
         let interval = kernel::balance(self, by.index(), cpu.index(), idle);
         TIME.jiffies().add(interval)
     }
-    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
         NewidleOutcome::pulled(kernel::pull(self, cpu.index(), 1) > 0)
     }
 }

@@ -66,7 +66,7 @@ impl Balance<NR_CPUS> for Kernel {
     fn balance_domains(&self, _by: Cpu, _cpu: Cpu, _idle: CpuIdleType) -> Jiffies {
         TIME.jiffies().add(4)
     }
-    fn newidle_balance(&self, _cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, _cpu: Cpu, _t0: u64) -> NewidleOutcome {
         NewidleOutcome::pulled(false)
     }
 }

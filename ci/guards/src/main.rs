@@ -71,7 +71,7 @@ impl<const M: usize> Balance<M> for Bare {
     fn balance_domains(&self, _by: CpuId<M>, _cpu: CpuId<M>, _idle: CpuIdleType) -> Jiffies {
         self.jiffies()
     }
-    fn newidle_balance(&self, _cpu: CpuId<M>) -> NewidleOutcome {
+    fn newidle_balance(&self, _cpu: CpuId<M>, _t0: u64) -> NewidleOutcome {
         NewidleOutcome {
             pulled_task: false,
             next_balance: None,

@@ -815,7 +815,7 @@ impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
             next_balance: None,
         }
     }
-    fn newidle_balance(&self, cpu: Cpu) -> NewidleOutcome {
+    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
         NewidleOutcome::pulled(self.e.newidle_pull(cpu.index()))
     }
 }
@@ -861,7 +861,11 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Ctx<'_, P, HZ> {
 }
 
 impl<P: Policy, const HZ: u32> IdleHooks<CAP> for Ctx<'_, P, HZ> {
-    fn cpuidle_select(&self, cpu: Cpu) -> Option<bool> {
+    fn cpuidle_select(
+        &self,
+        cpu: Cpu,
+        _sleep: &nohz::platform::SleepLengthQuery<'_>,
+    ) -> Option<bool> {
         match self.e.governor {
             Governor::None => None,
             Governor::Menu => Some(self.e.predicted_idle(cpu.index()) >= tick_nsec(HZ)),
