@@ -250,6 +250,26 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = GovernorArg::None)]
     governor: GovernorArg,
 
+    /// `--engine virtual`: one domain's balance, the fixed part, in ns [default: 123, fitted
+    /// to Bursov's per-domain newidle costs, LKML 2024-04-03; harness/README.md].
+    #[arg(long, value_name = "NS", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    lb_fixed_ns: Option<u64>,
+
+    /// `--engine virtual`: one domain's balance, per CPU of its span, in ns [default: 93, the
+    /// same fit].
+    #[arg(long, value_name = "NS", value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    lb_per_cpu_ns: Option<u64>,
+
+    /// `--engine virtual`: one run queue's blocked-load decay, in ns [default: 1927, the same
+    /// thread's SMT-only walk against all levels'].
+    #[arg(long, value_name = "NS", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    decay_ns: Option<u64>,
+
+    /// `--engine virtual`: every balancing cost times PCT per cent, after the three above (0:
+    /// balancing takes no time, as in the engine before it did).
+    #[arg(long, default_value_t = 100, value_name = "PCT", value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    balance_cost_pct: u64,
+
     /// Policies to run; `both` and `all` interleave them and compare each with legacy.
     #[arg(long, value_enum, default_value_t = PolicyArg::Both)]
     policy: PolicyArg,
@@ -470,6 +490,16 @@ fn main() -> ExitCode {
     if cli.irqtime_flag.is_some() {
         return usage_error("--irqtime-flag applies to --engine virtual only");
     }
+    if cli.lb_fixed_ns.is_some()
+        || cli.lb_per_cpu_ns.is_some()
+        || cli.decay_ns.is_some()
+        || cli.balance_cost_pct != 100
+    {
+        return usage_error(
+            "--lb-fixed-ns, --lb-per-cpu-ns, --decay-ns and --balance-cost-pct apply to \
+             --engine virtual only",
+        );
+    }
     if cli.hotplug_every_ms.is_some() {
         return usage_error(
             "--hotplug-every-ms applies to --engine virtual only (--faults takes CPUs offline \
@@ -645,6 +675,18 @@ fn finish(mut report: Report, cli: &Cli) -> ExitCode {
     }
 }
 
+/// The balancing costs the flags ask for: the defaults, each given one replaced, all scaled.
+fn balance_costs(cli: &Cli) -> engine::BalanceCosts {
+    let d = engine::BalanceCosts::default();
+    engine::BalanceCosts {
+        lb_fixed_ns: cli.lb_fixed_ns.unwrap_or(d.lb_fixed_ns),
+        lb_per_cpu_ns: cli.lb_per_cpu_ns.unwrap_or(d.lb_per_cpu_ns),
+        decay_ns: cli.decay_ns.unwrap_or(d.decay_ns),
+        ..d
+    }
+    .scaled(cli.balance_cost_pct)
+}
+
 fn run_virtual(cfg: &EngineConfig, pol: Pol, hz: u32) -> Result<Outcome, String> {
     by_policy!(engine::run, cfg, pol, hz, engine::Sharded)
 }
@@ -721,7 +763,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
         report.notes.push(format!(
             "{}: virtual engine, {cpus} CPUs ({} per cache, {} per socket, SMT{}, {} cpuset(s), \
              {} NO_HZ_FULL per cpuset), {seconds} simulated s per run, HZ {}, governor {}, \
-             legacy's irq-time flag {}, seeds {}..{}",
+             legacy's irq-time flag {}, balancing costs {}, seeds {}..{}",
             scenario.name(),
             shape.llc,
             shape.socket,
@@ -731,6 +773,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             cli.hz,
             governor.name(),
             flag_line.name(),
+            balance_costs(cli).describe(),
             cli.seed,
             cli.seed + u64::from(cli.runs) - 1
         ));
@@ -749,6 +792,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             plant,
             governor,
             hotplug_every_ns: hotplug_every_ms * 1_000_000,
+            costs: balance_costs(cli),
         };
         let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); policies.len()];
         for k in 0..u64::from(cli.runs) {

@@ -96,7 +96,7 @@ pub struct Summary {
 type Metric = (&'static str, &'static str, fn(&RunStats) -> Option<f64>);
 
 /// The metrics compared per scenario: name, which way is better, extractor.
-pub const METRICS: [Metric; 21] = [
+pub const METRICS: [Metric; 26] = [
     ("tasks_per_sec", "higher", |r| r.tasks_per_sec),
     ("burst_ms", "lower", |r| r.burst_ms),
     ("invisible_idle_ticks", "lower", |r| {
@@ -126,6 +126,22 @@ pub const METRICS: [Metric; 21] = [
     ("enter_idle_pct", "lower", |r| r.enter_idle_pct),
     ("irqtime_pct", "lower", |r| r.irqtime_pct),
     ("kernel_pct", "lower", |r| r.kernel_pct),
+    ("throughput", "higher", |r| r.throughput),
+    ("idle_while_waiting_ms_per_s", "lower", |r| {
+        r.idle_while_waiting_ms_per_s
+    }),
+    ("runnable_wait_us_p99", "lower", |r| r.runnable_wait_us_p99),
+    ("ilb_cpu_ms_per_s", "lower", |r| r.ilb_cpu_ms_per_s),
+    ("ilb_busiest_share", "lower", |r| r.ilb_busiest_share),
+];
+
+/// The balancing-quality and balancing-cost metrics every engine scenario compares.
+const QUALITY: [&str; 5] = [
+    "throughput",
+    "idle_while_waiting_ms_per_s",
+    "runnable_wait_us_p99",
+    "ilb_cpu_ms_per_s",
+    "ilb_busiest_share",
 ];
 
 /// Which metrics belong to which scenario.
@@ -177,7 +193,10 @@ pub fn compare(
     let gated = bruns.iter().chain(pruns).all(|r| r.gated);
     METRICS
         .iter()
-        .filter(|(name, _, _)| applies(scenario, name))
+        .filter(|(name, _, get)| {
+            applies(scenario, name)
+                || (QUALITY.contains(name) && bruns.iter().chain(pruns).any(|r| get(r).is_some()))
+        })
         .map(|&(metric, better, get)| {
             let bm = median(&bruns.iter().filter_map(get).collect::<Vec<_>>());
             let pm = median(&pruns.iter().filter_map(get).collect::<Vec<_>>());
@@ -295,6 +314,28 @@ fn own_metrics(r: &RunStats) -> String {
         .join(" ")
 }
 
+/// An engine run's balancing quality and cost, one line: the workload's throughput, CPU time
+/// idle while a task waited, runnable waits, and the ILB, newidle and periodic balances' CPU
+/// time with the busiest ILB CPU's share of its own time.
+fn quality_line(r: &RunStats) -> String {
+    format!(
+        "quality: {} {} iww_ms/s={} wait_us p50={} p99={} | cost: ilb_ms/s={} ilb_busiest={} \
+         newidle_ms/s={} periodic_ms/s={} aborted={} due={} advance=[{}]",
+        fmt_opt(r.throughput),
+        r.throughput_unit.unwrap_or(""),
+        fmt_opt(r.idle_while_waiting_ms_per_s),
+        fmt_opt(r.runnable_wait_us_p50),
+        fmt_opt(r.runnable_wait_us_p99),
+        fmt_opt(r.ilb_cpu_ms_per_s),
+        fmt_opt(r.ilb_busiest_share),
+        fmt_opt(r.newidle_cpu_ms_per_s),
+        fmt_opt(r.periodic_cpu_ms_per_s),
+        r.ilb_passes_aborted.map_or("-".into(), |n| n.to_string()),
+        fmt_opt(r.due_tick_fraction),
+        r.next_balance_advance.as_deref().unwrap_or(""),
+    )
+}
+
 impl Report {
     /// An empty report.
     pub fn new() -> Self {
@@ -371,6 +412,9 @@ impl Report {
                 r.hotplug_cycles,
                 own_metrics(r),
             ));
+            if r.engine == "virtual" {
+                out.push_str(&format!("  {}\n", quality_line(r)));
+            }
             if let Some(v) = &r.first_violation {
                 out.push_str(&format!(
                     "  first violation after {} transitions: {v}\n",

@@ -220,6 +220,35 @@ pub struct RunStats {
     /// `function=share`, largest first) and, after a slash, the largest share of one CPU's
     /// time; one space-separated field.
     pub fn_pct: Option<String>,
+    /// Virtual engine: the workload's own throughput, in `throughput_unit`.
+    pub throughput: Option<f64>,
+    /// Virtual engine: the unit of `throughput` (`tasks/s`, `batches/s`, ...).
+    pub throughput_unit: Option<&'static str>,
+    /// Virtual engine: CPU time idle while a task it may run waited on a run queue, ms per
+    /// simulated second (the waste balancing exists to remove).
+    pub idle_while_waiting_ms_per_s: Option<f64>,
+    /// Virtual engine: the median wait from runnable to running, us.
+    pub runnable_wait_us_p50: Option<f64>,
+    /// Virtual engine: the 99th percentile of the same, us.
+    pub runnable_wait_us_p99: Option<f64>,
+    /// Virtual engine: CPU time in ILB passes, ms per simulated second.
+    pub ilb_cpu_ms_per_s: Option<f64>,
+    /// Virtual engine: the ILB time of the CPU that pays most, as a share of its own time.
+    pub ilb_busiest_share: Option<f64>,
+    /// Virtual engine: CPU time in newidle walks, ms per simulated second.
+    pub newidle_cpu_ms_per_s: Option<f64>,
+    /// Virtual engine: CPU time in the CPUs' own periodic balances, ms per simulated second.
+    pub periodic_cpu_ms_per_s: Option<f64>,
+    /// Virtual engine: busy ticks that found `nohz.next_balance` at or before `jiffies`, as a
+    /// fraction of busy ticks.
+    pub due_tick_fraction: Option<f64>,
+    /// Virtual engine: kick passes aborted by a wakeup onto their CPU.
+    pub ilb_passes_aborted: Option<u64>,
+    /// Virtual engine: how far each completed kick pass moved `nohz.next_balance`, as
+    /// `jiffies:passes` pairs; one space-separated field.
+    pub next_balance_advance: Option<String>,
+    /// Virtual engine: the balancing costs the run used.
+    pub balance_costs: Option<String>,
 }
 
 /// Writes a list of counts as one field: the numbers, space-separated.
@@ -295,6 +324,19 @@ impl RunStats {
             enter_idle_pct: None,
             irqtime_pct: None,
             fn_pct: None,
+            throughput: None,
+            throughput_unit: None,
+            idle_while_waiting_ms_per_s: None,
+            runnable_wait_us_p50: None,
+            runnable_wait_us_p99: None,
+            ilb_cpu_ms_per_s: None,
+            ilb_busiest_share: None,
+            newidle_cpu_ms_per_s: None,
+            periodic_cpu_ms_per_s: None,
+            due_tick_fraction: None,
+            ilb_passes_aborted: None,
+            next_balance_advance: None,
+            balance_costs: None,
         }
     }
 

@@ -23,6 +23,7 @@ fn config(shape: Shape, sources: Vec<Source>, ms: u64, seed: u64) -> Config {
         plant: Default::default(),
         governor: Default::default(),
         hotplug_every_ns: 0,
+        costs: Default::default(),
     }
 }
 

@@ -23,6 +23,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         };
         let m = &*self.m;
         let global_blocked = m.nohz().has_blocked_load();
+        // An ILB pass in progress (its CPU balancing in its time) cleared
+        // `nohz.has_blocked_load` at its start and sets it again at its end if it left blocked
+        // load: until then a registered CPU's blocked load is the pass's to find, not the
+        // flag's (O1's other half).
+        let pass_running = (0..self.cpus.len()).any(|c| {
+            self.cpus[c].busy.get() && self.balancing(c) == super::metrics::Balancing::Ilb
+        });
         for (i, s) in self.cpus.iter().enumerate() {
             let cpu = self.id(i);
             let rq = m.rq(cpu);
@@ -57,7 +64,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 && !s.need_resched.get()
                 && m.tick_sched(cpu).flags().contains(TsFlags::STOPPED)
                 && (P::ENTER_IDLE_WHENEVER_STOPPED || !s.nohz_full);
-            if settled && in_mask && rq.has_blocked_load() {
+            if settled && in_mask && rq.has_blocked_load() && !pass_running {
                 expect(global_blocked, &|| {
                     format!(
                         "O1: CPU {i} idles registered with blocked load, nohz.has_blocked_load \
@@ -129,7 +136,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         // After an ILB pass with STATS, an idle registered CPU that kept blocked load is
         // covered by nohz.has_blocked_load.
-        if self.stats_pass_done.take() {
+        if self.stats_pass_done.take() && !pass_running {
             let kept = m
                 .nohz_idle_cpus()
                 .find(|&cpu| m.rq(cpu).idle_cpu() && m.rq(cpu).has_blocked_load());

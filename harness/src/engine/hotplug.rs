@@ -105,6 +105,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         self.publish(c, 0);
         s.grace.set(true);
         s.in_idle.set(true);
+        self.note_idle_change(c);
         self.push(self.now() + GRACE_NS, c, Ev::GraceEnd);
         while s.grace.get() {
             s.need_resched.set(false);
@@ -117,6 +118,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             }
         }
         s.in_idle.set(false);
+        self.note_idle_change(c);
         s.need_resched.set(false);
         s.idle_current.set(false);
         self.publish(c, 0);
@@ -217,6 +219,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             return self.resume(c, Irq::Resched);
         }
         if let Some(t) = e.take_curr(c) {
+            e.tasks.borrow_mut()[t].runnable_since = Some(e.now());
             s.queue.borrow_mut().push_front(t);
         }
         self.resume(c, Irq::Takedown)

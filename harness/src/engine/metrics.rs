@@ -1,11 +1,32 @@
 //! The run's metrics in one place: what the engine counts as it goes ([`Counts`]), the time
-//! each CPU spends running, halted and halted invisible to the idle balancer, and what a run
-//! reports ([`Outcome`], assembled by [`Engine::outcome`] at the end).
+//! each CPU spends running, halted, halted invisible to the idle balancer and balancing, the
+//! balancing quality (how long runnable tasks wait, and how long CPUs idle while a task they
+//! may run waits elsewhere), and what a run reports ([`Outcome`], assembled by
+//! [`Engine::outcome`] at the end).
 //!
-//! Everything here is a function of the configuration and the seed: no host clock is read.
+//! A NOHZ change is judged by what the machine gets, so each run carries balancing quality and
+//! balancing cost side by side:
+//!
+//! - `idle_while_waiting_ms_per_s`: CPU time during which a CPU sat idle (its idle task
+//!   current, not balancing) while a task it may run (same cpuset, not bound elsewhere) waited
+//!   on another CPU's run queue, behind that CPU's running task or balancing: the waste
+//!   balancing exists to remove. An idle CPU counts only while there are at least as many such
+//!   tasks as idle CPUs before it: with one task waiting and a hundred CPUs idle, one CPU's
+//!   time is wasted, not a hundred's. A task queued on an idle CPU whose wakeup is on its way
+//!   does not wait behind anything and does not count. Kept exactly, per cpuset, as the
+//!   integral over time of min(idle CPUs, waiting tasks).
+//! - `runnable_wait_us_p50` / `_p99`: from a task becoming runnable (woken, forked, or put back
+//!   behind others at the end of its slice) to its running; a migration does not restart it.
+//! - `ilb_cpu_ms_per_s`, `ilb_busiest_share`: the CPU time idle CPUs spent in ILB passes (a
+//!   kick's pass and the newidle-requested blocked-load pass), and the most one CPU spent
+//!   there as a share of its own time; the newidle walks' and the CPUs' own periodic balances'
+//!   time beside them.
+//!
+//! Everything after the warm-up ([`warmup`]) counts; everything here is a function of the
+//! configuration and the seed: no host clock is read.
 
 use super::{CpuSt, Engine, cost};
-use nohz::Policy;
+use nohz::{Jiffies, Policy};
 
 /// What one run did. Everything here is a function of the configuration and the seed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -75,6 +96,31 @@ pub struct Outcome {
     /// Nanoseconds all CPUs together spent in the crate's code after the warm-up
     /// ([`warmup`]), by the cost model (0 without the counting build).
     pub kernel_ns: u64,
+    /// Simulated seconds measured (the run less its warm-up): what the rates below are per.
+    pub measured_seconds: f64,
+    /// CPU time idle while a task it may run waited on a run queue, ms per simulated second.
+    pub idle_while_waiting_ms_per_s: f64,
+    /// Runnable-to-running waits recorded.
+    pub runnable_waits: u64,
+    /// The median runnable-to-running wait, us.
+    pub runnable_wait_us_p50: Option<f64>,
+    /// The 99th percentile of the same, us.
+    pub runnable_wait_us_p99: Option<f64>,
+    /// CPU time in ILB passes (on idle CPUs), ms per simulated second.
+    pub ilb_cpu_ms_per_s: f64,
+    /// The ILB time of the CPU that spent most there, as a share of that CPU's time (0-1).
+    pub ilb_busiest_share: f64,
+    /// CPU time in newidle walks, ms per simulated second.
+    pub newidle_cpu_ms_per_s: f64,
+    /// CPU time in the CPUs' own periodic balances (their softirq), ms per simulated second.
+    pub periodic_cpu_ms_per_s: f64,
+    /// ILB passes of a kick that a wakeup onto their CPU aborted.
+    pub ilb_passes_aborted: u64,
+    /// How far each completed kick pass moved `nohz.next_balance`, in jiffies (its value at
+    /// the pass's end less its value at the start), and how many passes moved it so far.
+    pub next_balance_advance: Vec<(i64, u64)>,
+    /// The balancing costs the run used ([`BalanceCosts`](super::BalanceCosts)).
+    pub balance_costs: String,
     /// The cost model's findings (the counting build only).
     pub cost: Option<cost::CostReport>,
 }
@@ -103,6 +149,111 @@ pub(super) struct Counts {
     pub(super) first_violation: Option<String>,
     pub(super) batches_done: u64,
     pub(super) batch_ns: Vec<u64>,
+    pub(super) runnable_wait: Hist,
+    pub(super) ilb_aborted: u64,
+    pub(super) advance: std::collections::BTreeMap<i64, u64>,
+}
+
+/// What a CPU's balancing time went to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Balancing {
+    /// An ILB pass on an idle CPU: a kick's, or the one newidle asked for (`NOHZ_NEWILB`).
+    Ilb,
+    /// The newidle walk of a CPU about to idle.
+    Newidle,
+    /// The CPU's own periodic balance (its tick's softirq), idle or busy.
+    Periodic,
+}
+
+impl Balancing {
+    /// Every kind, in the order `CpuSt::balance_ns` keeps them.
+    pub(super) const ALL: [Balancing; 3] =
+        [Balancing::Ilb, Balancing::Newidle, Balancing::Periodic];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A histogram of nanosecond durations, log-linear: 32 buckets per power of two (each within
+/// about 3 % of the values it holds), so a percentile costs no list of every sample.
+#[derive(Debug, Default)]
+pub(super) struct Hist {
+    buckets: Vec<u64>,
+    n: u64,
+}
+
+/// Sub-buckets per power of two, as bits.
+const SUB_BITS: u32 = 5;
+
+impl Hist {
+    fn bucket(v: u64) -> usize {
+        let v = v.max(1);
+        let msb = 63 - v.leading_zeros();
+        if msb < SUB_BITS {
+            return v as usize;
+        }
+        let shift = msb - SUB_BITS;
+        let sub = (v >> shift) as usize & ((1 << SUB_BITS) - 1);
+        (((shift + 1) as usize) << SUB_BITS) + sub
+    }
+
+    /// The smallest value bucket `b` holds, and the one past its largest.
+    fn range(b: usize) -> (u64, u64) {
+        let sub = (b & ((1 << SUB_BITS) - 1)) as u64;
+        let shift = (b >> SUB_BITS) as u32;
+        if shift == 0 {
+            return (sub, sub + 1);
+        }
+        let base = (1u64 << SUB_BITS | sub) << (shift - 1);
+        (base, base + (1 << (shift - 1)))
+    }
+
+    /// Records one duration.
+    pub(super) fn record(&mut self, v: u64) {
+        let b = Self::bucket(v);
+        if self.buckets.len() <= b {
+            self.buckets.resize(b + 1, 0);
+        }
+        self.buckets[b] += 1;
+        self.n += 1;
+    }
+
+    /// How many were recorded.
+    pub(super) fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// The value at quantile `q` (0-1): the middle of the bucket it falls in.
+    pub(super) fn quantile(&self, q: f64) -> Option<f64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let mut seen = 0;
+        for (b, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, hi) = Self::range(b);
+                return Some((lo + hi - 1) as f64 / 2.0);
+            }
+        }
+        None
+    }
+}
+
+/// Idle CPUs against waiting tasks, per cpuset: the integral that makes
+/// `idle_while_waiting_ms_per_s`.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct IdleWhileWaiting {
+    /// CPUs of the cpuset idle now (idle task current, not balancing).
+    idle: usize,
+    /// Tasks waiting on the cpuset's busy run queues that any of its CPUs may run.
+    waiting: usize,
+    /// The last time either changed.
+    since: u64,
+    /// Idle CPU-nanoseconds that a waiting task could have used, so far.
+    ns: u64,
 }
 
 impl CpuSt {
@@ -123,6 +274,22 @@ impl CpuSt {
     /// The crate's code took `spent` ns of this CPU's time (the cost model).
     pub(super) fn credit_kernel(&self, spent: u64) {
         self.kernel_ns.set(self.kernel_ns.get() + spent);
+    }
+
+    /// The CPU spent `ns` balancing, on `what`.
+    pub(super) fn credit_balancing(&self, what: Balancing, ns: u64) {
+        let c = &self.balance_ns[what.index()];
+        c.set(c.get() + ns);
+    }
+
+    /// Balancing ns by kind, up to `now`, the work in progress included (as what it is for).
+    fn balancing_at(&self, now: u64, what: Balancing, in_progress: Balancing) -> u64 {
+        let done = self.balance_ns[what.index()].get();
+        if self.busy.get() && what == in_progress {
+            done + (now - self.busy_since.get())
+        } else {
+            done
+        }
     }
 
     /// Busy, idle and invisible-idle ns up to `now`, the run or halt in progress included.
@@ -149,11 +316,138 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     }
 
     /// The warm-up ([`warmup`]) is over: the crate's time so far (the boot's storm, every CPU
-    /// starting at once) is not the load's cost, and the cost model forgets its counts.
+    /// starting at once) is not the load's cost, and the cost model forgets its counts; nor
+    /// is the boot's placement of every task at once the balancing quality measured.
     pub(super) fn forget_warmup(&self) {
         #[cfg(nohz_linecount)]
         cost::reset_counts();
-        self.cpus.iter().for_each(|s| s.kernel_ns.set(0));
+        let now = self.now();
+        for s in &self.cpus {
+            s.kernel_ns.set(0);
+            for b in &s.balance_ns {
+                b.set(0);
+            }
+            if s.busy.get() {
+                s.busy_since.set(now);
+            }
+        }
+        for w in self.iww.borrow_mut().iter_mut() {
+            w.ns = 0;
+            w.since = now;
+        }
+        self.count(|n| {
+            n.runnable_wait = Hist::default();
+            n.ilb_aborted = 0;
+            n.advance.clear();
+        });
+        self.warm_at.set(now);
+    }
+
+    /// Whether `c` counts as idle for `idle_while_waiting`: its idle task current (inside its
+    /// idle loop), not balancing.
+    fn counts_idle(&self, c: usize) -> bool {
+        let s = &self.cpus[c];
+        s.in_idle.get() && !s.busy.get() && !s.offline.get()
+    }
+
+    /// Brings `set`'s integral up to now.
+    fn iww_advance(&self, w: &mut IdleWhileWaiting) {
+        let now = self.now();
+        w.ns += (now - w.since) * w.idle.min(w.waiting) as u64;
+        w.since = now;
+    }
+
+    /// `c` may have become idle or stopped being idle (idle loop entered or left, balancing
+    /// begun or ended): the integral follows, and so do the tasks it counts as waiting.
+    pub(super) fn note_idle_change(&self, c: usize) {
+        let s = &self.cpus[c];
+        let idle = self.counts_idle(c);
+        if idle != s.iww_idle.get() {
+            s.iww_idle.set(idle);
+            let mut all = self.iww.borrow_mut();
+            let w = &mut all[self.shape.cpuset_index(c)];
+            self.iww_advance(w);
+            if idle {
+                w.idle += 1;
+            } else {
+                w.idle -= 1;
+            }
+        }
+        self.note_waiting(c);
+    }
+
+    /// `c`'s run queue changed: the tasks waiting there behind its running task or its
+    /// balancing that another CPU may run, and the integral with them.
+    pub(super) fn note_waiting(&self, c: usize) {
+        let s = &self.cpus[c];
+        let waiting = if s.iww_idle.get() {
+            0
+        } else {
+            let tasks = self.tasks.borrow();
+            s.queue
+                .borrow()
+                .iter()
+                .filter(|&&t| tasks[t].allowed.len() > 1)
+                .count()
+        };
+        let was = s.iww_waiting.replace(waiting);
+        if was == waiting {
+            return;
+        }
+        let mut all = self.iww.borrow_mut();
+        let w = &mut all[self.shape.cpuset_index(c)];
+        self.iww_advance(w);
+        w.waiting = w.waiting + waiting - was;
+    }
+
+    /// Task `t` starts running on `c`: its wait since it became runnable is recorded.
+    pub(super) fn note_runs(&self, t: usize) {
+        let since = self.tasks.borrow_mut()[t].runnable_since.take();
+        if let Some(since) = since {
+            let wait = self.now() - since;
+            self.count(|n| n.runnable_wait.record(wait));
+        }
+    }
+
+    /// What `c`'s balancing time now goes to: its newidle walk, its own tick's balance, or
+    /// (on an idle CPU otherwise: a kick's pass, the newidle-requested pass at the idle
+    /// loop's start, a kick run at its end) an ILB pass.
+    pub(super) fn balancing(&self, c: usize) -> Balancing {
+        let s = &self.cpus[c];
+        if s.in_newidle.get() {
+            Balancing::Newidle
+        } else if s.in_idle.get() && !s.in_tick.get() {
+            Balancing::Ilb
+        } else {
+            Balancing::Periodic
+        }
+    }
+
+    /// A kick's handler begins on `c`: `nohz.next_balance` as the pass finds it.
+    pub(super) fn pass_begins(&self, c: usize) -> Jiffies {
+        self.cpus[c].pass_aborted.set(false);
+        cost::unrecorded(|| self.m.nohz().next_balance())
+    }
+
+    /// The crate asked `c`'s `need_resched` and got `answer`: inside a kick's pass on a CPU
+    /// that got work (not idle any more), that is the pass's abort test, and `true` aborts it.
+    pub(super) fn note_abort_check(&self, c: usize, answer: bool) {
+        let s = &self.cpus[c];
+        if answer && s.in_kick.get() && !s.queue.borrow().is_empty() {
+            s.pass_aborted.set(true);
+        }
+    }
+
+    /// A kick's pass on `c` ended; `before` was `nohz.next_balance` at its start: an aborted
+    /// pass is counted, a completed one's move of `nohz.next_balance` recorded.
+    pub(super) fn pass_ended(&self, c: usize, before: Jiffies) {
+        if self.cpus[c].pass_aborted.take() {
+            self.count(|n| n.ilb_aborted += 1);
+            return;
+        }
+        let after = cost::unrecorded(|| self.m.nohz().next_balance());
+        let moved = after.get().wrapping_sub(before.get()) as isize as i64;
+        self.count(|n| *n.advance.entry(moved).or_insert(0) += 1);
     }
 
     /// What the run did, at its end (`sim_ns`), with the cost model's report if any.
@@ -168,6 +462,30 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             idle += i;
             invisible += v;
         }
+        let measured_ns = (now - self.warm_at.get()).max(1);
+        let measured = measured_ns as f64 / 1e9;
+        let mut spent = [0u64; Balancing::ALL.len()];
+        let mut ilb_top = 0u64;
+        for (c, s) in self.cpus.iter().enumerate() {
+            let what = self.balancing(c);
+            for k in Balancing::ALL {
+                let ns = s.balancing_at(now, k, what);
+                spent[k.index()] += ns;
+                if k == Balancing::Ilb {
+                    ilb_top = ilb_top.max(ns);
+                }
+            }
+        }
+        let iww_ns: u64 = {
+            let mut all = self.iww.borrow_mut();
+            all.iter_mut()
+                .map(|w| {
+                    self.iww_advance(w);
+                    w.ns
+                })
+                .sum()
+        };
+        let ms_per_s = |ns: u64| ns as f64 / 1e6 / measured;
         let n = self.counts.borrow();
         Outcome {
             policy: P::NAME,
@@ -205,6 +523,18 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             },
             kernel_ns: self.cpus.iter().map(|s| s.kernel_ns.get()).sum(),
             cost,
+            measured_seconds: measured,
+            idle_while_waiting_ms_per_s: ms_per_s(iww_ns),
+            runnable_waits: n.runnable_wait.len(),
+            runnable_wait_us_p50: n.runnable_wait.quantile(0.5).map(|ns| ns / 1e3),
+            runnable_wait_us_p99: n.runnable_wait.quantile(0.99).map(|ns| ns / 1e3),
+            ilb_cpu_ms_per_s: ms_per_s(spent[Balancing::Ilb.index()]),
+            ilb_busiest_share: ilb_top as f64 / measured_ns as f64,
+            newidle_cpu_ms_per_s: ms_per_s(spent[Balancing::Newidle.index()]),
+            periodic_cpu_ms_per_s: ms_per_s(spent[Balancing::Periodic.index()]),
+            ilb_passes_aborted: n.ilb_aborted,
+            next_balance_advance: n.advance.iter().map(|(&k, &v)| (k, v)).collect(),
+            balance_costs: self.costs.describe(),
         }
     }
 }
@@ -213,4 +543,47 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
 /// CPU starts at time 0 and takes the shared lines at once.
 pub fn warmup(sim_ns: u64) -> u64 {
     sim_ns / 5
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_histogram_keeps_every_value_within_its_bucket() {
+        for v in [
+            0u64,
+            1,
+            31,
+            32,
+            33,
+            63,
+            64,
+            1000,
+            123_456,
+            10_000_000,
+            u64::MAX / 4,
+        ] {
+            let (lo, hi) = Hist::range(Hist::bucket(v));
+            assert!(lo <= v.max(1) && v.max(1) < hi, "{v}: [{lo}, {hi})");
+            assert!(
+                (hi - lo) * 32 <= lo.max(32),
+                "{v}: bucket [{lo}, {hi}) too wide"
+            );
+        }
+    }
+
+    #[test]
+    fn quantiles_come_from_the_ranks() {
+        let mut h = Hist::default();
+        assert_eq!(h.quantile(0.5), None);
+        for v in 1..=100u64 {
+            h.record(v * 1000);
+        }
+        assert_eq!(h.len(), 100);
+        let p50 = h.quantile(0.5).unwrap();
+        let p99 = h.quantile(0.99).unwrap();
+        assert!((48_500.0..=51_500.0).contains(&p50), "{p50}");
+        assert!((97_000.0..=101_000.0).contains(&p99), "{p99}");
+    }
 }

@@ -101,8 +101,9 @@ use topo::Shape;
 use work::{TaskKind, Workload, around};
 
 pub use governor::{Governor, IDLE_HISTORY};
-use metrics::Counts;
+use metrics::{Counts, IdleWhileWaiting};
 pub use metrics::{Outcome, warmup};
+pub use sched::BalanceCosts;
 
 /// The `Sharded` policy the engine runs: the shipped modes (shards by LLC of at most 64
 /// CPUs, `LocalFirst`, `Hint`), with room for a shard per LLC down to LLCs of 8 CPUs at the
@@ -149,6 +150,8 @@ pub struct Config {
     /// Take a CPU offline and back about this often, in nanoseconds (0: never). One CPU at a
     /// time, for half this long, never the first CPU of a cpuset.
     pub hotplug_every_ns: u64,
+    /// What balancing work costs in time ([`BalanceCosts`]).
+    pub costs: BalanceCosts,
 }
 
 /// A bug the engine can plant, to show that its checks catch it.
@@ -204,14 +207,22 @@ enum Ev {
     GraceEnd,
     /// The offline CPU is brought back.
     Up,
+    /// The balancing work a CPU is doing (this generation of it) is done: its pass or walk
+    /// goes on (see [`Engine::spend`]).
+    Resume(u64),
 }
 
 /// What a CPU's idle coroutine is resumed with: go idle, or the interrupt that woke it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Irq {
-    GoIdle,
+    /// Not an interrupt: the CPU has nothing to run; its coroutine runs the newidle balance,
+    /// then the switch to the idle task and its loop.
+    Newidle,
     /// Not an interrupt either: the CPU's hotplug thread runs the takedown on its coroutine.
     Takedown,
+    /// Not an interrupt: the balancing work the coroutine waits on is done
+    /// ([`Ev::Resume`]).
+    Resume,
     GraceEnd,
     Tick,
     Kick,
@@ -233,6 +244,12 @@ enum Halt {
     Down,
     /// The crate refused the takedown: the CPU stays.
     Refused,
+    /// Balancing work takes time: the coroutine waits for its [`Ev::Resume`], the CPU's
+    /// interrupts held meanwhile ([`Engine::spend`]).
+    Busy,
+    /// The newidle balance found work (pulled a task, or one was queued during its walk):
+    /// the CPU schedules instead of idling.
+    Pulled,
 }
 
 /// What a wakeup timer does when it fires.
@@ -262,6 +279,8 @@ struct Task {
     allowed: Range<usize>,
     /// The batch source it belongs to, if any.
     batch: Option<usize>,
+    /// Since when it is runnable and waiting to run (`None` while it runs or sleeps).
+    runnable_since: Option<u64>,
 }
 
 /// One logical CPU, as the engine keeps it.
@@ -293,7 +312,9 @@ struct CpuSt {
     kicks_in_flight: Cell<u32>,
     /// Wakeup timers pending on this CPU: (expiry, id).
     timers: RefCell<BTreeSet<(u64, u64)>>,
+    /// Blocked load (PELT's scale, 1024 a task that never sleeps), as of `blocked_at`.
     blocked: Cell<u32>,
+    blocked_at: Cell<u64>,
     domains: RefCell<Vec<Domain>>,
     busy_ns: Cell<u64>,
     idle_ns: Cell<u64>,
@@ -312,6 +333,29 @@ struct CpuSt {
     /// The last idle periods (halts), for the governor; `idle_seen` counts them all.
     idle_hist: Cell<[u64; IDLE_HISTORY]>,
     idle_seen: Cell<u64>,
+    /// Inside the newidle balance, on its coroutine (interrupts off, as in `__schedule`).
+    in_newidle: Cell<bool>,
+    /// Handling the nohz kick (the ILB pass its softirq runs) or the sched tick: what the
+    /// balancing time spent meanwhile is counted as ([`metrics::Balancing`]).
+    in_kick: Cell<bool>,
+    in_tick: Cell<bool>,
+    /// Balancing work in progress ([`Engine::spend`]): the coroutine waits for the
+    /// [`Ev::Resume`] of this generation; the CPU's interrupts are held in `held` meanwhile.
+    busy: Cell<bool>,
+    busy_gen: Cell<u64>,
+    busy_since: Cell<u64>,
+    held: RefCell<VecDeque<Ev>>,
+    /// Balancing time, by what it was ([`metrics::Balancing`]).
+    balance_ns: [Cell<u64>; metrics::Balancing::ALL.len()],
+    /// The newidle balance's state (`rq->idle_stamp`, `rq->avg_idle`,
+    /// `rq->max_idle_balance_cost`).
+    newidle: sched::NewidleSt,
+    /// How `idle_while_waiting` counts this CPU now: idle, and the movable tasks waiting on
+    /// its run queue.
+    iww_idle: Cell<bool>,
+    iww_waiting: Cell<usize>,
+    /// The kick's pass running here met its abort test with work to do.
+    pass_aborted: Cell<bool>,
 }
 
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
@@ -342,6 +386,12 @@ struct Engine<P: Policy, const HZ: u32> {
     stats_pass_done: Cell<bool>,
     rng: RefCell<fastrand::Rng>,
     counts: RefCell<Counts>,
+    /// What balancing work costs.
+    costs: BalanceCosts,
+    /// Per cpuset: idle CPUs against waiting tasks ([`metrics`]).
+    iww: RefCell<Vec<IdleWhileWaiting>>,
+    /// When the measured part of the run began (the warm-up's end).
+    warm_at: Cell<u64>,
 }
 
 /// The platform the crate sees: the engine, and on an idle CPU's coroutine the way to
@@ -366,6 +416,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 let mut domains = cfg.shape.domains(c);
                 for d in &mut domains {
                     d.last_balance = initial;
+                    d.last_decay_max_lb_cost = initial;
                 }
                 CpuSt {
                     nohz_full: cfg.shape.is_nohz_full(c),
@@ -397,6 +448,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             stats_pass_done: Cell::new(false),
             rng: RefCell::new(fastrand::Rng::with_seed(cfg.seed)),
             counts: RefCell::new(Counts::default()),
+            costs: cfg.costs,
+            iww: RefCell::new(vec![IdleWhileWaiting::default(); cfg.shape.cpusets]),
+            warm_at: Cell::new(0),
         })
     }
 
@@ -442,6 +496,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         self.nr(c) == 0
     }
 
+    /// `idle_cpu(c)`: the idle task is current and nothing is queued (a CPU in its newidle
+    /// walk has not switched to its idle task yet).
+    fn idle_cpu(&self, c: usize) -> bool {
+        self.cpus[c].idle_current.get() && self.nr(c) == 0
+    }
+
     /// Keeps the cpuset's overload count as `c`'s run queue went from `before` tasks to
     /// what it has now.
     fn count_overload(&self, c: usize, before: usize) {
@@ -460,6 +520,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let s = &self.cpus[c];
         let nr = self.nr(c);
         self.count_overload(c, before);
+        self.note_waiting(c);
         self.m.update_rq(
             self.id(c),
             RqFacts::one_class(nr as u32, s.idle_current.get()),
@@ -491,6 +552,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             prev: cpu,
             allowed,
             batch,
+            runnable_since: None,
         };
         let mut tasks = self.tasks.borrow_mut();
         match self.free.borrow_mut().pop() {
@@ -514,20 +576,36 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             "a task queued on leaving CPU {c}"
         );
         let before = self.nr(c);
-        self.tasks.borrow_mut()[t].prev = c;
+        let waking = {
+            let task = &mut self.tasks.borrow_mut()[t];
+            task.prev = c;
+            let waking = task.runnable_since.is_none();
+            if waking {
+                task.runnable_since = Some(self.now());
+            }
+            waking
+        };
         self.cpus[c].queue.borrow_mut().push_back(t);
         let remote = self.current.get() != Some(c);
         if self.plant == Plant::LostUpdateRq && remote {
             self.count_overload(c, before);
+            self.note_waiting(c);
         } else {
             self.publish(c, before);
         }
         let s = &self.cpus[c];
+        if waking {
+            self.newidle_woken(c);
+        }
         if s.in_idle.get() {
             s.need_resched.set(true);
             if remote {
                 self.send_ipi(c, Ev::Resched);
             }
+        } else if s.in_newidle.get() {
+            // In `__schedule` with interrupts off: the walk's end finds the task queued (the
+            // kernel's recheck of `h_nr_queued`), and the IPI would find it running.
+            s.need_resched.set(true);
         } else if s.nohz_full && remote {
             self.send_ipi(c, Ev::Resched);
         }
@@ -537,6 +615,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     fn run(&self, c: usize, t: usize) {
         let s = &self.cpus[c];
         let before = self.nr(c) + 1;
+        self.note_runs(t);
         s.curr.set(Some(t));
         s.idle_current.set(false);
         s.need_resched.set(false);
@@ -571,6 +650,45 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
+    /// `c` spends `ns` of modelled time on balancing work (a domain's balance, a blocked-load
+    /// decay, a remote run queue's lock), in the platform callback the crate is in.
+    ///
+    /// On the CPU's coroutine (idle balancing, the newidle walk) the coroutine waits for the
+    /// work to end: other CPUs' events run meanwhile, and this CPU's interrupts are held until
+    /// the pass or walk is done, as the crate runs `SCHED_SOFTIRQ` inside `irq_exit` and the
+    /// kernel its newidle walk with interrupts off. A wakeup onto it still sets its
+    /// `need_resched` at once (the waker writes the flag), which the ILB pass reads before each
+    /// CPU it visits and aborts on. On the engine's stack (a busy CPU's own balance softirq)
+    /// the time is taken from the running task, whose run ends that much later.
+    fn spend(&self, c: usize, ns: u64, ctx: &Ctx<'_, P, HZ>) {
+        if ns == 0 {
+            return;
+        }
+        let s = &self.cpus[c];
+        let what = self.balancing(c);
+        let Some(y) = ctx.y else {
+            s.credit_balancing(what, ns);
+            if s.curr.get().is_some() {
+                s.stolen.set(s.stolen.get() + ns);
+                s.done_at.set(s.done_at.get() + ns);
+                self.rearm_done(c);
+            }
+            return;
+        };
+        let generation = s.busy_gen.get() + 1;
+        s.busy_gen.set(generation);
+        s.busy.set(true);
+        s.busy_since.set(self.now());
+        self.note_idle_change(c);
+        self.push(self.now() + ns, c, Ev::Resume(generation));
+        let irq = y.suspend(Halt::Busy);
+        debug_assert_eq!(irq, Irq::Resume, "CPU {c} resumed mid-balance by {irq:?}");
+        s.busy.set(false);
+        self.note_idle_change(c);
+        s.credit_balancing(what, ns);
+        self.current.set(Some(c));
+    }
+
     /// Takes the running task off `c`, crediting the time it ran; returns it.
     fn take_curr(&self, c: usize) -> Option<usize> {
         let s = &self.cpus[c];
@@ -589,7 +707,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
-        self.cpus[c].blocked.set(sched::BLOCKED);
         self.count(|n| n.runs_completed += 1);
         let (kind, runs_left, batch) = {
             let task = &self.tasks.borrow()[t];
@@ -606,6 +723,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             self.count(|n| n.tasks_completed += 1);
             return;
         }
+        // It blocks here: its load stays, blocked, and decays.
+        self.leave_blocked(c, sched::blocked_util(&kind));
         let next = self.draw(|r| around(r, kind.run_ns));
         let sleep = self.draw(|r| around(r, kind.sleep_ns));
         {
@@ -624,6 +743,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         let before = self.nr(c);
         if let Some(t) = self.take_curr(c) {
+            self.tasks.borrow_mut()[t].runnable_since = Some(self.now());
             s.queue.borrow_mut().push_back(t);
             self.publish(c, before);
             let next = s.queue.borrow_mut().pop_front();
@@ -653,7 +773,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let cpu = self.id(c);
         let s = &self.cpus[c];
         match irq {
-            Irq::GoIdle | Irq::Takedown => unreachable!("{irq:?} is not an interrupt"),
+            Irq::Newidle | Irq::Takedown | Irq::Resume => {
+                unreachable!("{irq:?} is not an interrupt")
+            }
             Irq::GraceEnd => {
                 s.grace.set(false);
                 s.need_resched.set(true);
@@ -663,8 +785,15 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 // the first test of the kick (its value before the tick, jiffies after the
                 // tick's own update).
                 let next_balance = cost::unrecorded(|| self.m.nohz().next_balance());
+                let generation = s.busy_gen.get();
+                s.in_tick.set(true);
                 let tick = self.m.timer_interrupt(cpu, ctx);
-                self.check_kick(tick.kick());
+                s.in_tick.set(false);
+                // Right after the kick its flags are on its target; a softirq whose balance
+                // took time let the target handle them meanwhile.
+                if s.busy_gen.get() == generation {
+                    self.check_kick(tick.kick());
+                }
                 if tick.ran() && s.curr.get().is_some() {
                     let due = !self.time.jiffies().is_before(next_balance)
                         && !matches!(tick.kick(), None | Some(KickDecision::IdleTick));
@@ -685,7 +814,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             }
             Irq::Kick => {
                 s.kicks_in_flight.set(s.kicks_in_flight.get() - 1);
-                if let Some(flags) = self.m.kick_interrupt(cpu, ctx)
+                let before = self.pass_begins(c);
+                s.in_kick.set(true);
+                let handed = self.m.kick_interrupt(cpu, ctx);
+                s.in_kick.set(false);
+                if let Some(flags) = handed
                     && !flags.is_empty()
                 {
                     if flags.contains(NohzFlags::STATS) {
@@ -693,6 +826,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     }
                     s.ilb_passes.set(s.ilb_passes.get() + 1);
                     self.count(|n| n.ilb_passes += 1);
+                    self.pass_ended(c, before);
                 }
             }
             Irq::Resched => self.m.interrupt(cpu, ctx, || {}),
@@ -736,6 +870,28 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         self.menu_update(c, irq == Irq::Tick && !stopped, slept);
         self.handle_irq(c, irq, ctx);
     }
+
+    /// `c`'s coroutine, with nothing to run: the newidle balance (`sched_balance_newidle`,
+    /// whose walk takes time, interrupts off), then the switch to the idle task and its loop;
+    /// or back to the scheduler if the walk pulled a task or one was queued meanwhile.
+    fn newidle_then_idle(&self, c: usize, ctx: &Ctx<'_, P, HZ>) -> Halt {
+        let s = &self.cpus[c];
+        let cpu = self.id(c);
+        s.in_newidle.set(true);
+        self.newidle_begins(c);
+        self.m.sched_balance_newidle(cpu, ctx);
+        s.in_newidle.set(false);
+        if !s.queue.borrow().is_empty() {
+            return Halt::Pulled;
+        }
+        // The switch to the idle task, then its loop.
+        s.idle_current.set(true);
+        self.publish(c, 0);
+        s.in_idle.set(true);
+        self.note_idle_change(c);
+        self.count(|n| n.idle_entries += 1);
+        Halt::Exited(self.m.do_idle(cpu, ctx))
+    }
 }
 
 // ---- the platform ------------------------------------------------------------------------
@@ -749,7 +905,9 @@ impl<P: Policy, const HZ: u32> Clock for Ctx<'_, P, HZ> {
 
 impl<P: Policy, const HZ: u32> CpuState<CAP> for Ctx<'_, P, HZ> {
     fn need_resched(&self, cpu: Cpu) -> bool {
-        self.e.cpus[cpu.index()].need_resched.get()
+        let answer = self.e.cpus[cpu.index()].need_resched.get();
+        self.e.note_abort_check(cpu.index(), answer);
+        answer
     }
     fn this_cpu(&self) -> Option<Cpu> {
         self.e.current.get().map(|c| self.e.id(c))
@@ -801,22 +959,25 @@ impl<P: Policy, const HZ: u32> Topology<CAP> for Ctx<'_, P, HZ> {
 }
 
 impl<P: Policy, const HZ: u32> Balance<CAP> for Ctx<'_, P, HZ> {
-    fn update_blocked_averages(&self, _by: Cpu, cpu: Cpu) -> bool {
-        self.e.decay(cpu.index())
+    fn update_blocked_averages(&self, by: Cpu, cpu: Cpu) -> bool {
+        self.e
+            .update_blocked_averages(by.index(), cpu.index(), self)
+    }
+    fn update_rq_clock(&self, by: Cpu, cpu: Cpu) {
+        self.e.lock_remote_rq(by.index(), cpu.index(), self);
     }
     fn balance_domains(&self, by: Cpu, cpu: Cpu, idle: CpuIdleType) -> Jiffies {
-        self.e.sched_balance_domains(by.index(), cpu.index(), idle)
+        self.e
+            .sched_balance_domains(by.index(), cpu.index(), idle, self)
     }
     fn newidle_domain(&self, cpu: Cpu) -> NewidleDomain {
-        let set = self.e.shape.cpuset_index(cpu.index());
-        NewidleDomain {
-            rd_overloaded: self.e.overloaded[set].get() > 0,
-            max_newidle_lb_cost: 0,
-            next_balance: None,
-        }
+        self.e.newidle_domain(cpu.index())
     }
-    fn newidle_balance(&self, cpu: Cpu, _t0: u64) -> NewidleOutcome {
-        NewidleOutcome::pulled(self.e.newidle_pull(cpu.index()))
+    fn sched_clock_cpu(&self, _cpu: Cpu) -> u64 {
+        self.e.now()
+    }
+    fn newidle_balance(&self, cpu: Cpu, t0: u64) -> NewidleOutcome {
+        self.e.sched_balance_newidle(cpu.index(), t0, self)
     }
 }
 
@@ -904,11 +1065,10 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 stack,
                 move |y: &Yielder<Irq, Halt>, mut go: Irq| loop {
                     let ctx = Ctx { e: &*e, y: Some(y) };
-                    let stopped = if go == Irq::Takedown {
-                        e.takedown(c, &ctx)
-                    } else {
-                        e.count(|n| n.idle_entries += 1);
-                        Halt::Exited(e.m.do_idle(e.id(c), &ctx))
+                    let stopped = match go {
+                        Irq::Takedown => e.takedown(c, &ctx),
+                        Irq::Newidle => e.newidle_then_idle(c, &ctx),
+                        _ => unreachable!("CPU {c}'s coroutine started by {go:?}"),
                     };
                     go = y.suspend(stopped);
                 },
@@ -916,10 +1076,12 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         }
         let stopped = self.coros[c].as_mut().expect("created above").resume(irq);
         match stopped {
-            CoroutineResult::Yield(Halt::Halted) => Ok(()),
+            CoroutineResult::Yield(Halt::Halted | Halt::Busy) => Ok(()),
+            CoroutineResult::Yield(Halt::Pulled) => self.schedule(c),
             CoroutineResult::Yield(Halt::Exited(exit)) => {
                 let s = &self.e.cpus[c];
                 s.in_idle.set(false);
+                self.e.note_idle_change(c);
                 s.need_resched.set(false);
                 if exit == IdleExit::CpuDead {
                     return Err(format!(
@@ -940,7 +1102,8 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         }
     }
 
-    /// `c` has no task running: runs the next queued one, or balances (newidle) and idles.
+    /// `c` has no task running: runs the next queued one, or (on its coroutine) balances
+    /// (newidle) and idles.
     fn schedule(&mut self, c: usize) -> Result<(), String> {
         let e = &*self.e;
         e.current.set(Some(c));
@@ -952,25 +1115,39 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             e.run(c, t);
             return Ok(());
         }
-        if e.m.sched_balance_newidle(e.id(c), &e.ctx()) {
-            let next = e.cpus[c].queue.borrow_mut().pop_front();
-            if let Some(t) = next {
-                e.run(c, t);
-                return Ok(());
-            }
-        }
-        // The switch to the idle task, then its loop.
-        let s = &e.cpus[c];
-        s.idle_current.set(true);
-        e.publish(c, 0);
-        s.in_idle.set(true);
-        self.resume(c, Irq::GoIdle)
+        self.resume(c, Irq::Newidle)
     }
 
-    /// One event.
+    /// One event, then whatever `c` held while it balanced, once it is done.
     fn deliver(&mut self, c: usize, ev: Ev) -> Result<(), String> {
+        self.deliver_one(c, ev)?;
+        loop {
+            let s = &self.e.cpus[c];
+            if s.busy.get() {
+                return Ok(());
+            }
+            let Some(ev) = s.held.borrow_mut().pop_front() else {
+                return Ok(());
+            };
+            self.deliver_one(c, ev)?;
+        }
+    }
+
+    /// One event: a CPU balancing takes none but the end of its work; the others wait for
+    /// it, in order ([`Engine::spend`]).
+    fn deliver_one(&mut self, c: usize, ev: Ev) -> Result<(), String> {
         let e = Rc::clone(&self.e);
         let s = &e.cpus[c];
+        if let Ev::Resume(generation) = ev {
+            if s.busy.get() && generation == s.busy_gen.get() {
+                return self.resume(c, Irq::Resume);
+            }
+            return Ok(());
+        }
+        if s.busy.get() {
+            s.held.borrow_mut().push_back(ev);
+            return Ok(());
+        }
         if s.offline.get() {
             if ev == Ev::Up {
                 e.current.set(Some(c));
@@ -997,6 +1174,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
             Ev::Kick => Irq::Kick,
             Ev::Resched => Irq::Resched,
             Ev::Timer(id) => Irq::Timer(id),
+            Ev::Resume(_) => unreachable!("taken above"),
         };
         if s.in_idle.get() {
             debug_assert!(

@@ -116,6 +116,14 @@ impl VirtualScenario {
         }
     }
 
+    /// The unit of the scenario's throughput ([`run_stats`]).
+    pub fn throughput_unit(self) -> &'static str {
+        match self {
+            VirtualScenario::Visibility => "batches/s",
+            _ => "tasks/s",
+        }
+    }
+
     /// Whether irq-time accounting is on.
     pub fn irqtime(self) -> bool {
         self == VirtualScenario::Irqtime
@@ -233,8 +241,37 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         ilb_top_share_pct: pct(o.ilb_duty.iter().copied().max().unwrap_or(0), o.ilb_passes),
         invisible_idle_pct: pct(o.invisible_idle_ns, o.idle_ns),
         plant,
+        throughput: Some(throughput(scenario, o)),
+        throughput_unit: Some(scenario.throughput_unit()),
+        idle_while_waiting_ms_per_s: Some(o.idle_while_waiting_ms_per_s),
+        runnable_wait_us_p50: o.runnable_wait_us_p50,
+        runnable_wait_us_p99: o.runnable_wait_us_p99,
+        ilb_cpu_ms_per_s: Some(o.ilb_cpu_ms_per_s),
+        ilb_busiest_share: Some(o.ilb_busiest_share),
+        newidle_cpu_ms_per_s: Some(o.newidle_cpu_ms_per_s),
+        periodic_cpu_ms_per_s: Some(o.periodic_cpu_ms_per_s),
+        due_tick_fraction: (o.busy_ticks > 0).then(|| o.due_ticks as f64 / o.busy_ticks as f64),
+        ilb_passes_aborted: Some(o.ilb_passes_aborted),
+        next_balance_advance: Some(
+            o.next_balance_advance
+                .iter()
+                .map(|(j, n)| format!("{j}:{n}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        balance_costs: Some(o.balance_costs.clone()),
         ..cost_stats(o, RunStats::empty(scenario.name(), o.policy))
     }
+}
+
+/// The workload's own throughput, per simulated second of the whole run: batches for the
+/// batch load, tasks completed for the others.
+fn throughput(scenario: VirtualScenario, o: &Outcome) -> f64 {
+    let done = match scenario {
+        VirtualScenario::Visibility => o.batches_done,
+        _ => o.tasks_completed,
+    };
+    done as f64 / o.sim_seconds
 }
 
 /// The cost model's columns: each kernel function's share of all CPU time.

@@ -12,10 +12,12 @@
 //!   intervals.
 //! - [`sched_balance_newidle`]: a CPU about to idle pulls one task.
 //! - [`sched_balance_update_blocked_averages`]: blocked load and its decay.
+//! - [`costs`]: what each piece of balancing work costs in time, with its source.
 //!
 //! Fork and exec placement (`find_idlest_group`) is not modelled: tasks start on the CPU
 //! their source names.
 
+mod costs;
 mod sched_balance_domains;
 mod sched_balance_newidle;
 mod sched_balance_rq;
@@ -23,5 +25,7 @@ mod sched_balance_update_blocked_averages;
 mod select_idle_sibling;
 mod topology;
 
-pub(super) use sched_balance_update_blocked_averages::BLOCKED;
+pub use costs::BalanceCosts;
+pub(super) use sched_balance_newidle::NewidleSt;
+pub(super) use sched_balance_update_blocked_averages::blocked_util;
 pub(super) use topology::Domain;

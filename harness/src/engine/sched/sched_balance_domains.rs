@@ -11,32 +11,54 @@
 
 use super::Domain;
 use super::topology::BUSY_FACTOR;
-use crate::engine::Engine;
+use crate::engine::{Ctx, Engine};
 use nohz::platform::CpuIdleType;
 use nohz::{Jiffies, Policy};
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
-    /// `sched_balance_domains` for `cpu`, run by `by`.
+    /// `sched_balance_domains` for `cpu`, run by `by` (on `by`'s coroutine when `ctx` has
+    /// one): each due domain's balance takes its modelled time ([`BalanceCosts`]) before it
+    /// pulls, so what it pulls is what is there when its scan ends; every domain's
+    /// `max_newidle_lb_cost` gets its once-a-second decay (`update_newidle_cost(sd, 0)`), and
+    /// if one decayed `max_idle_balance_cost` follows.
+    ///
+    /// [`BalanceCosts`]: super::BalanceCosts
     pub(in crate::engine) fn sched_balance_domains(
         &self,
         by: usize,
         cpu: usize,
         idle: CpuIdleType,
+        ctx: &Ctx<'_, P, HZ>,
     ) -> Jiffies {
-        let now = self.time.jiffies();
         let online = self.shape.cpus;
         let mut busy = idle == CpuIdleType::NotIdle;
-        let mut next = now.add(60 * HZ as usize);
+        let mut next = self.time.jiffies().add(60 * HZ as usize);
+        let mut decayed = false;
+        let mut max_cost = 0;
+        let mut continue_balancing = true;
         let levels = self.cpus[cpu].domains.borrow().len();
         for k in 0..levels {
+            decayed |= self.update_newidle_cost(cpu, k, 0);
             let (span, last, interval) = {
                 let d = &self.cpus[cpu].domains.borrow()[k];
+                max_cost += d.max_newidle_lb_cost;
                 (d.span.clone(), d.last_balance, d.interval(busy, HZ, online))
             };
+            if !continue_balancing {
+                continue;
+            }
             let mut last = Jiffies::new(last);
             let mut interval = interval;
-            if now.is_after_eq(last.add(interval)) {
-                let moved = self.sched_balance_rq(cpu, span, usize::MAX);
+            if self.time.jiffies().is_after_eq(last.add(interval)) {
+                let (ours, read) = self.should_we_balance(cpu, k);
+                let moved = if ours {
+                    self.spend(by, self.costs.domain(span.len()), ctx);
+                    self.sched_balance_rq(cpu, span, usize::MAX)
+                } else {
+                    self.spend(by, self.costs.declined(read), ctx);
+                    continue_balancing = false;
+                    0
+                };
                 if moved > 0 {
                     self.count(|n| {
                         if by == cpu {
@@ -47,6 +69,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     });
                     busy = false;
                 }
+                let now = self.time.jiffies();
                 let mut doms = self.cpus[cpu].domains.borrow_mut();
                 let d = &mut doms[k];
                 if moved > 0 {
@@ -62,7 +85,37 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 next = last.add(interval);
             }
         }
+        if decayed {
+            self.newidle_costs_decayed(cpu, max_cost);
+        }
         next
+    }
+
+    /// `should_we_balance(env)` for a periodic or idle balance of `cpu`'s domain `k`: of the
+    /// domain's local group (the child domain's span, or `cpu` alone at the lowest level),
+    /// only its first idle CPU balances it, or with none idle its first CPU; the others decline
+    /// and stop going up. Returns whether `cpu` balances, and how many CPUs' idle state it
+    /// read to know.
+    fn should_we_balance(&self, cpu: usize, k: usize) -> (bool, usize) {
+        let group = if k == 0 {
+            cpu..cpu + 1
+        } else {
+            self.cpus[cpu].domains.borrow()[k - 1].span.clone()
+        };
+        let first = group.start;
+        for (read, c) in group.enumerate() {
+            if self.idle_cpu(c) {
+                return (c == cpu, read + 1);
+            }
+        }
+        (first == cpu, (first..cpu + 1).len())
+    }
+
+    /// `update_next_balance(sd, &next)`'s deadline for domain `d` of an `idle` CPU:
+    /// `sd->last_balance` plus its interval.
+    pub(in crate::engine) fn next_balance_of(&self, d: &Domain, idle: CpuIdleType) -> Jiffies {
+        let busy = idle == CpuIdleType::NotIdle;
+        Jiffies::new(d.last_balance).add(d.interval(busy, HZ, self.shape.cpus))
     }
 }
 

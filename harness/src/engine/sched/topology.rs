@@ -60,6 +60,11 @@ pub(in crate::engine) struct Domain {
     /// `sd->balance_interval`, in milliseconds: starts at the domain's weight, doubles while
     /// balancing finds nothing to move, back to the minimum when it moves something.
     pub(super) balance_interval: u64,
+    /// `sd->max_newidle_lb_cost`, in ns: the most a newidle balance of this domain cost
+    /// lately (0 at build, as `sd_init` leaves it).
+    pub(in crate::engine) max_newidle_lb_cost: u64,
+    /// `sd->last_decay_max_lb_cost`, in jiffies.
+    pub(in crate::engine) last_decay_max_lb_cost: usize,
 }
 
 /// `sd->busy_factor`: a busy CPU balances this many times less often.
@@ -73,6 +78,8 @@ impl Domain {
             span,
             last_balance: 0,
             balance_interval: weight,
+            max_newidle_lb_cost: 0,
+            last_decay_max_lb_cost: 0,
         }
     }
 
