@@ -1,7 +1,7 @@
 //! `do_idle` and `cpuidle_idle_call`: the order of the idle loop.
 
 use nohz::IdleExit;
-use nohz::platform::SleepLength;
+use nohz::platform::{KTIME_MAX, SleepLength};
 use nohz::{NohzFlags, Policy, TsFlags, Warning};
 use nohz_testing::for_each_policy;
 use nohz_testing::{Event, Governor, START_NS, World};
@@ -211,7 +211,59 @@ fn the_sleep_length_outside_idle_warns<P: Policy>() {
     assert_eq!(w.m.warnings().of_kind(Warning::WrongCpu), 1);
 }
 
+/// A governor asking again with the tick already stopped (an interrupt that woke nothing):
+/// `delta_next` is to the stopped tick's programmed expiry, the next event; with nothing to
+/// wake for (the tick cancelled) it is "never".
+fn the_sleep_length_with_the_tick_stopped<P: Policy>() {
+    let never = KTIME_MAX - START_NS;
+    for (next_timer, delta_next) in [(START_NS + 20 * TICK, 20 * TICK), (KTIME_MAX, never)] {
+        let w = std::sync::Arc::new(World::<P>::new(4));
+        w.p.set_governor(Governor::SleepLength { stop_from_ns: TICK });
+        w.idle(2);
+        w.p.set_next_timer(w.cpu(2), next_timer);
+        {
+            let w2 = std::sync::Arc::downgrade(&w);
+            w.p.on_idle(move |cpu| {
+                let Some(w) = w2.upgrade() else { return };
+                // The first idle state: an interrupt that wakes nothing; the second ends it.
+                if w.ts(2).idle_calls() > 1 {
+                    w.p.set_need_resched(cpu, true);
+                }
+                w.m.tick_nohz_irq_enter(cpu, &*w.p);
+                w.m.tick_nohz_irq_exit(cpu, &*w.p);
+            });
+        }
+        w.p.take_events();
+        w.m.do_idle(w.cpu(2), &*w.p);
+        let asked: Vec<SleepLength> = w
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::SleepLength { sleep, .. } => Some(sleep),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked.len(), 2, "{next_timer}");
+        assert_eq!(
+            asked[1].delta_next, delta_next,
+            "{next_timer}: the stopped tick"
+        );
+        assert!(w.ts(2).tick_stopped() || !w.ts(2).flags().contains(TsFlags::INIDLE));
+        assert_eq!(w.warnings(), 0);
+    }
+    // The handle prints as what it is.
+    let none = || SleepLength {
+        sleep_length: 0,
+        delta_next: 0,
+    };
+    assert_eq!(
+        format!("{:?}", nohz::platform::SleepLengthQuery::new(&none)),
+        "SleepLengthQuery"
+    );
+}
+
 for_each_policy!(
+    the_sleep_length_with_the_tick_stopped,
     a_governor_gets_the_sleep_length_in_cpuidle_select,
     a_short_sleep_keeps_the_tick,
     the_sleep_length_outside_idle_warns,

@@ -267,7 +267,23 @@ fn the_default_idle_loop_stops_the_tick_and_enters_idle<P: Policy>() {
     assert!(!w.ts(1).flags().contains(TsFlags::INIDLE));
 }
 
+/// No newidle cost tracking (`sched_clock_cpu`'s default): the walk's cost window opens at 0,
+/// whatever the host clock says.
+fn without_cost_tracking_the_walk_gets_t0_zero<P: Policy>() {
+    let w = world::<P>();
+    let p = Minimal(&w.p);
+    let c = w.cpu(3);
+    w.p.set_time_ns(START_NS + 7 * TICK);
+    w.p.take_events();
+    w.m.sched_balance_newidle(c, &p);
+    assert_eq!(
+        w.events().last(),
+        Some(&Event::NewidleBalance { cpu: c, t0: 0 })
+    );
+}
+
 for_each_policy!(
+    without_cost_tracking_the_walk_gets_t0_zero,
     a_plain_smp_machine_gives_every_cpu_a_domain,
     two_busy_cpus_of_one_llc_ask_for_a_balance,
     capacity_loss_beyond_the_imbalance_asks_for_a_balance,
