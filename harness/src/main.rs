@@ -141,6 +141,9 @@ enum PlantArg {
     /// `--engine virtual` only: the embedder forgets `update_rq` when it queues a task on
     /// another CPU.
     LostUpdateRq,
+    /// `--engine virtual` only: `rq.has_blocked_load` cleared unconditionally after a decay
+    /// that found nothing left, as the crate did before the clear became conditional.
+    BlockedClear,
 }
 
 impl PlantArg {
@@ -150,7 +153,7 @@ impl PlantArg {
             PlantArg::HotplugOrder => Plant::HotplugOrder,
             PlantArg::CsdLeak => Plant::CsdLeak,
             PlantArg::IlbFence => Plant::IlbFence,
-            PlantArg::LostUpdateRq => Plant::None,
+            PlantArg::LostUpdateRq | PlantArg::BlockedClear => Plant::None,
         }
     }
 }
@@ -481,8 +484,10 @@ fn main() -> ExitCode {
     if cli.transitions.is_some() && cli.scenario != ScenarioArg::Soak {
         return usage_error("--transitions applies to --scenario soak only");
     }
-    if cli.plant == PlantArg::LostUpdateRq {
-        return usage_error("--plant lost-update-rq applies to --engine virtual only");
+    if matches!(cli.plant, PlantArg::LostUpdateRq | PlantArg::BlockedClear) {
+        return usage_error(
+            "--plant lost-update-rq and --plant blocked-clear apply to --engine virtual only",
+        );
     }
     if cli.governor != GovernorArg::None {
         return usage_error("--governor applies to --engine virtual only");
@@ -730,6 +735,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
         PlantArg::None => engine::Plant::None,
         PlantArg::CsdLeak => engine::Plant::CsdLeak,
         PlantArg::LostUpdateRq => engine::Plant::LostUpdateRq,
+        PlantArg::BlockedClear => engine::Plant::BlockedClear,
         PlantArg::HotplugOrder => engine::Plant::HotplugOrder,
         PlantArg::IlbFence => {
             return usage_error(

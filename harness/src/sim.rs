@@ -47,6 +47,22 @@ pub type Mach<P> = nohz::machine!(P, CAP);
 /// A CPU of the harness machine.
 pub type Cpu = CpuId<CAP>;
 
+/// Stack of the thread that builds a machine: a debug build's `Machine::new` at the harness's
+/// capacity keeps several copies of the machine (about 0.9 MB each) on its stack, more than a
+/// test thread's 2 MB.
+const BUILD_STACK: usize = 64 * 1024 * 1024;
+
+/// A new machine of the harness's capacity, on the heap, built on a thread with room for it.
+pub fn boxed_machine<P: Policy>() -> Result<Box<Mach<P>>, String> {
+    std::thread::Builder::new()
+        .name("nohz-machine".into())
+        .stack_size(BUILD_STACK)
+        .spawn(|| Box::new(Machine::new()))
+        .map_err(|e| format!("cannot start the thread that builds the machine: {e}"))?
+        .join()
+        .map_err(|_| "building the machine panicked".to_string())
+}
+
 /// How long a task runs between checks for interrupts.
 const SLICE: Duration = Duration::from_micros(20);
 
@@ -315,7 +331,7 @@ impl<P: Policy, const HZ: u32> Sim<P, HZ> {
     ) -> Result<Box<Self>, String> {
         let nr = NrCpuIds::<CAP>::new(cpus).map_err(|e| e.to_string())?;
         let sim = Box::new(Sim {
-            m: Box::new(Machine::new()),
+            m: boxed_machine()?,
             nr,
             start: Instant::now(),
             jiffies: JiffiesCell::new(Jiffies::initial(HZ)),

@@ -1,12 +1,33 @@
 //! The invariants, checked between events. The engine is sequential, so between two events no
-//! crate path is half done: what the threaded soak can check only at a quiescent snapshot
-//! (and gives up on when a CPU stays busy) holds here at every check, exactly. So do the
-//! cross-CPU consistencies the reference model in `tests/model` asserts after each of its
-//! steps, and the engine's own (the run-queue facts the crate reads, no lost wakeup).
+//! crate code runs: what the threaded soak can check only at a quiescent snapshot (and gives
+//! up on when a CPU stays busy) holds here at every check, exactly, except what a balancing
+//! pass in progress legitimately leaves half done (a pass spans events: its CPU waits in its
+//! work with `nohz.has_blocked_load` cleared until its end). So do the cross-CPU
+//! consistencies the reference model in `tests/model` asserts after each of its steps, and
+//! the engine's own (the run-queue facts the crate reads, no lost wakeup).
+//!
+//! What only the engine can link, also checked:
+//! - blocked load is never lost: a CPU idling registered while the platform's blocked load
+//!   there is not gone has `rq->has_blocked_load` set (the crate clears it only after a decay
+//!   that found none, and a set made during that decay survives the clear);
+//! - idle time accounted equals idle time spent: the ticks a tickless idle period accounts
+//!   (`account_idle_ticks`) and the ticks that ran on its idle task are the jiffies from the
+//!   tick's stop to its restart;
+//! - the deadlines a kick's pass leaves are the kernel's: a completed STATS pass re-arms
+//!   `nohz.next_blocked` a `LOAD_AVG_PERIOD` after its start, an aborted one leaves it and
+//!   `nohz.next_balance` as they were, and re-arms `nohz.needs_update` if it had NEXT
+//!   (whenever no other writer of them ran meanwhile);
+//! - the LLC busy counts match their CPUs after every event, a rebuild spanning events
+//!   included.
 
+use super::metrics::PassStart;
 use super::{Engine, cost};
 use crate::sim::CAP;
-use nohz::{KickDecision, KickOutcome, NohzFlags, NrCpuIds, Policy, TsFlags};
+use nohz::{
+    KickDecision, KickOutcome, LOAD_AVG_PERIOD_MS, NohzFlags, NrCpuIds, Policy, TsFlags,
+    msecs_to_jiffies,
+};
+use std::num::NonZeroU32;
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// Checks every invariant on every CPU, counting each predicate and recording each
@@ -64,6 +85,17 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 && !s.need_resched.get()
                 && m.tick_sched(cpu).flags().contains(TsFlags::STOPPED)
                 && (P::ENTER_IDLE_WHENEVER_STOPPED || !s.nohz_full);
+            // Blocked load is never lost: the platform's is not gone, so the flag is set (a
+            // registered CPU set it at its idle entry; only a decay that found none clears it).
+            if settled && in_mask && P::ENTER_IDLE_WHENEVER_STOPPED && s.blocked.get() > 0 {
+                expect(rq.has_blocked_load(), &|| {
+                    format!(
+                        "CPU {i} idles registered with {} blocked load left, but \
+                         rq.has_blocked_load is clear (lost)",
+                        s.blocked.get()
+                    )
+                });
+            }
             if settled && in_mask && rq.has_blocked_load() && !pass_running {
                 expect(global_blocked, &|| {
                     format!(
@@ -181,6 +213,120 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 "at {} ns: the kick's flags {flags:?} are not on CPU {} ({on:?})",
                 self.now(),
                 t.index()
+            ));
+        }
+    }
+
+    /// The deadlines a kick's pass on `c` with `flags` left (`aborted` or not), against what
+    /// the kernel's `_nohz_idle_balance` leaves, when no other writer of them ran since
+    /// `start`.
+    pub(super) fn check_pass_deadlines(
+        &self,
+        c: usize,
+        flags: NohzFlags,
+        aborted: bool,
+        start: &PassStart,
+    ) {
+        if self.passes_ended.get() != start.passes_ended {
+            return;
+        }
+        let nohz = cost::unrecorded(|| self.m.nohz());
+        let (next_balance, next_blocked, needs_update) = cost::unrecorded(|| {
+            (
+                nohz.next_balance(),
+                nohz.next_blocked(),
+                nohz.needs_update(),
+            )
+        });
+        let hz = NonZeroU32::new(HZ).expect("HZ is not zero");
+        let period = msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz);
+        let mut bad = Vec::new();
+        if aborted {
+            if next_blocked != start.next_blocked {
+                bad.push(format!(
+                    "an aborted pass moved nohz.next_blocked ({} -> {})",
+                    start.next_blocked.get(),
+                    next_blocked.get()
+                ));
+            }
+            if self.balance_kicks.get() == start.balance_kicks && next_balance != start.next_balance
+            {
+                bad.push(format!(
+                    "an aborted pass moved nohz.next_balance ({} -> {})",
+                    start.next_balance.get(),
+                    next_balance.get()
+                ));
+            }
+            if flags.contains(NohzFlags::NEXT) && !needs_update {
+                bad.push("an aborted NEXT pass left nohz.needs_update clear".into());
+            }
+        } else if flags.contains(NohzFlags::STATS) {
+            // The pass's `now` is the handler's jiffies, or later after its catch-up; never
+            // after the pass's end.
+            let earliest = start.jiffies.add(period);
+            let latest = self.time.jiffies().add(period);
+            if next_blocked.is_before(earliest) || next_blocked.is_after(latest) {
+                bad.push(format!(
+                    "a completed STATS pass left nohz.next_blocked at {}, not its start plus \
+                     {period} jiffies ({}..={})",
+                    next_blocked.get(),
+                    earliest.get(),
+                    latest.get()
+                ));
+            }
+        }
+        self.count(|n| n.checks += 3);
+        for what in bad {
+            self.record_violation(format!("at {} ns: CPU {c}: {what}", self.now()));
+        }
+    }
+
+    /// `c`'s idle tick stopped (`tick_stopped`, the first stop): a tickless idle period
+    /// begins, for tick-based idle accounting (not on a CPU whose idle time vtime accounts).
+    pub(super) fn idle_tick_stopped(&self, c: usize) {
+        let s = &self.cpus[c];
+        if s.nohz_full {
+            return;
+        }
+        self.idle_account_left(c);
+        s.tick_stop_j.set(Some(self.time.jiffies()));
+        s.stopped_ticks.set(0);
+    }
+
+    /// `c`'s tick restarted: the period's jiffies, less the ticks that ran on its idle task
+    /// meanwhile, are what `account_idle_ticks` must account (nothing when none).
+    pub(super) fn idle_tick_restarted(&self, c: usize) {
+        let s = &self.cpus[c];
+        let Some(at) = s.tick_stop_j.take() else {
+            return;
+        };
+        let spent = self.time.jiffies().since(at);
+        let due = spent.saturating_sub(s.stopped_ticks.take());
+        s.account_due.set((due > 0).then_some(due));
+    }
+
+    /// `account_idle_ticks(c, ticks)`: the ticks the restart left to account, exactly.
+    pub(super) fn idle_ticks_accounted(&self, c: usize, ticks: usize) {
+        let due = self.cpus[c].account_due.take();
+        self.count(|n| n.checks += 1);
+        if due != Some(ticks) {
+            self.record_violation(format!(
+                "at {} ns: CPU {c} accounted {ticks} idle ticks, its tickless idle period \
+                 spent {}",
+                self.now(),
+                due.map_or("none to account".into(), |d| d.to_string())
+            ));
+        }
+    }
+
+    /// Before a new tickless period (or a hotplug reset) of `c`: ticks the last one left to
+    /// account were accounted.
+    pub(super) fn idle_account_left(&self, c: usize) {
+        if let Some(due) = self.cpus[c].account_due.take() {
+            self.count(|n| n.checks += 1);
+            self.record_violation(format!(
+                "at {} ns: CPU {c}'s tickless idle period spent {due} ticks, none accounted",
+                self.now()
             ));
         }
     }

@@ -131,6 +131,10 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let cpu = self.id(c);
         let ctx = self.ctx();
         s.offline.set(false);
+        // `cpu_dying` reset its tick: no tickless period is open.
+        s.tick_stop_j.set(None);
+        s.stopped_ticks.set(0);
+        self.idle_account_left(c);
         self.m.cpu_starting(cpu, &ctx);
         if let Err(err) = self.m.sched_cpu_activate(cpu, &ctx) {
             self.record_violation(format!(

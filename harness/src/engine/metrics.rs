@@ -154,6 +154,21 @@ pub(super) struct Counts {
     pub(super) advance: std::collections::BTreeMap<i64, u64>,
 }
 
+/// What a kick's pass found at its start, to judge what it leaves.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PassStart {
+    /// Jiffies as the kick's handler began (the pass's `now` is this or, after the handler's
+    /// jiffies catch-up, later).
+    pub(super) jiffies: Jiffies,
+    /// `nohz.next_balance` and `nohz.next_blocked` then.
+    pub(super) next_balance: Jiffies,
+    pub(super) next_blocked: Jiffies,
+    /// [`Engine::passes_ended`](super::Engine) and the BALANCE kicks then, to tell whether
+    /// another writer of the deadlines ran meanwhile.
+    pub(super) passes_ended: u64,
+    pub(super) balance_kicks: u64,
+}
+
 /// What a CPU's balancing time went to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Balancing {
@@ -163,12 +178,18 @@ pub(super) enum Balancing {
     Newidle,
     /// The CPU's own periodic balance (its tick's softirq), idle or busy.
     Periodic,
+    /// A deactivation's domain rebuild, on the hotplug thread.
+    Rebuild,
 }
 
 impl Balancing {
     /// Every kind, in the order `CpuSt::balance_ns` keeps them.
-    pub(super) const ALL: [Balancing; 3] =
-        [Balancing::Ilb, Balancing::Newidle, Balancing::Periodic];
+    pub(super) const ALL: [Balancing; 4] = [
+        Balancing::Ilb,
+        Balancing::Newidle,
+        Balancing::Periodic,
+        Balancing::Rebuild,
+    ];
 
     fn index(self) -> usize {
         self as usize
@@ -418,15 +439,24 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             Balancing::Newidle
         } else if s.in_idle.get() && !s.in_tick.get() {
             Balancing::Ilb
+        } else if s.leaving.get() && !s.in_idle.get() {
+            Balancing::Rebuild
         } else {
             Balancing::Periodic
         }
     }
 
-    /// A kick's handler begins on `c`: `nohz.next_balance` as the pass finds it.
-    pub(super) fn pass_begins(&self, c: usize) -> Jiffies {
+    /// A kick's handler begins on `c`: what its pass finds ([`PassStart`]).
+    pub(super) fn pass_begins(&self, c: usize) -> PassStart {
         self.cpus[c].pass_aborted.set(false);
-        cost::unrecorded(|| self.m.nohz().next_balance())
+        let nohz = cost::unrecorded(|| self.m.nohz());
+        PassStart {
+            jiffies: self.time.jiffies(),
+            next_balance: cost::unrecorded(|| nohz.next_balance()),
+            next_blocked: cost::unrecorded(|| nohz.next_blocked()),
+            passes_ended: self.passes_ended.get(),
+            balance_kicks: self.balance_kicks.get(),
+        }
     }
 
     /// The crate asked `c`'s `need_resched` and got `answer`: inside a kick's pass on a CPU
@@ -438,16 +468,27 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// A kick's pass on `c` ended; `before` was `nohz.next_balance` at its start: an aborted
-    /// pass is counted, a completed one's move of `nohz.next_balance` recorded.
-    pub(super) fn pass_ended(&self, c: usize, before: Jiffies) {
-        if self.cpus[c].pass_aborted.take() {
+    /// A kick's pass on `c` with `flags` ended, `start` what it found: an aborted pass is
+    /// counted, a completed one's move of `nohz.next_balance` recorded, and the deadlines it
+    /// left checked against the kernel's ([`Engine::check_pass_deadlines`]).
+    pub(super) fn pass_ended(&self, c: usize, flags: nohz::NohzFlags, start: PassStart) {
+        let aborted = self.cpus[c].pass_aborted.take();
+        self.check_pass_deadlines(c, flags, aborted, &start);
+        if aborted {
             self.count(|n| n.ilb_aborted += 1);
             return;
         }
         let after = cost::unrecorded(|| self.m.nohz().next_balance());
-        let moved = after.get().wrapping_sub(before.get()) as isize as i64;
+        let moved = after.get().wrapping_sub(start.next_balance.get()) as isize as i64;
         self.count(|n| *n.advance.entry(moved).or_insert(0) += 1);
+    }
+
+    /// The blocked-load pass at the start of `c`'s idle loop, if one ran, is over (its first
+    /// halt, or the loop's end).
+    pub(super) fn newilb_window_ends(&self, c: usize) {
+        if self.cpus[c].in_newilb.take() {
+            self.passes_ended.set(self.passes_ended.get() + 1);
+        }
     }
 
     /// What the run did, at its end (`sim_ns`), with the cost model's report if any.

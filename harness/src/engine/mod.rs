@@ -174,6 +174,11 @@ pub enum Plant {
     /// the active bit is cleared): the dying CPU's idle pass in the grace period registers it
     /// again. Needs hotplug cycles (`hotplug_every_ns`).
     HotplugOrder,
+    /// `rq.has_blocked_load` cleared after a decay that found nothing left as the crate did it
+    /// before it became conditional: whatever the CPU set meanwhile
+    /// (`nohz::internals::clear_has_blocked_load_unconditionally`, feature `testing`). Shows
+    /// once a decay spans events and the CPU runs and idles again during it.
+    BlockedClear,
 }
 
 impl Plant {
@@ -184,6 +189,7 @@ impl Plant {
             Plant::CsdLeak => "csd-leak",
             Plant::LostUpdateRq => "lost-update-rq",
             Plant::HotplugOrder => "hotplug-order",
+            Plant::BlockedClear => "blocked-clear",
         }
     }
 }
@@ -356,6 +362,15 @@ struct CpuSt {
     iww_waiting: Cell<usize>,
     /// The kick's pass running here met its abort test with work to do.
     pass_aborted: Cell<bool>,
+    /// The blocked-load pass newidle asked for (`NOHZ_NEWILB`) runs at the start of this
+    /// CPU's idle loop, until its first halt.
+    in_newilb: Cell<bool>,
+    /// Idle accounting: jiffies when the idle tick stopped (tick-based accounting only), the
+    /// ticks that ran on the idle task while it was stopped, and the ticks the restart left
+    /// to account.
+    tick_stop_j: Cell<Option<Jiffies>>,
+    stopped_ticks: Cell<usize>,
+    account_due: Cell<Option<usize>>,
 }
 
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
@@ -392,6 +407,11 @@ struct Engine<P: Policy, const HZ: u32> {
     iww: RefCell<Vec<IdleWhileWaiting>>,
     /// When the measured part of the run began (the warm-up's end).
     warm_at: Cell<u64>,
+    /// ILB passes that ended (kicks' and the newidle-requested ones), so a pass can tell
+    /// whether another ended while it ran.
+    passes_ended: Cell<u64>,
+    /// Kicks with `BALANCE` made (each stores `nohz.next_balance`).
+    balance_kicks: Cell<u64>,
 }
 
 /// The platform the crate sees: the engine, and on an idle CPU's coroutine the way to
@@ -451,6 +471,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             costs: cfg.costs,
             iww: RefCell::new(vec![IdleWhileWaiting::default(); cfg.shape.cpusets]),
             warm_at: Cell::new(0),
+            passes_ended: Cell::new(0),
+            balance_kicks: Cell::new(0),
         })
     }
 
@@ -785,6 +807,10 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 // the first test of the kick (its value before the tick, jiffies after the
                 // tick's own update).
                 let next_balance = cost::unrecorded(|| self.m.nohz().next_balance());
+                let stopped_idle = s.idle_current.get()
+                    && cost::unrecorded(|| {
+                        self.m.tick_sched(cpu).flags().contains(TsFlags::STOPPED)
+                    });
                 let generation = s.busy_gen.get();
                 s.in_tick.set(true);
                 let tick = self.m.timer_interrupt(cpu, ctx);
@@ -793,6 +819,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 // took time let the target handle them meanwhile.
                 if s.busy_gen.get() == generation {
                     self.check_kick(tick.kick());
+                }
+                if tick.ran() && stopped_idle && s.tick_stop_j.get().is_some() {
+                    s.stopped_ticks.set(s.stopped_ticks.get() + 1);
+                }
+                if let Some(KickDecision::Kick { flags, .. }) = tick.kick()
+                    && flags.contains(NohzFlags::BALANCE)
+                {
+                    self.balance_kicks.set(self.balance_kicks.get() + 1);
                 }
                 if tick.ran() && s.curr.get().is_some() {
                     let due = !self.time.jiffies().is_before(next_balance)
@@ -814,7 +848,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             }
             Irq::Kick => {
                 s.kicks_in_flight.set(s.kicks_in_flight.get() - 1);
-                let before = self.pass_begins(c);
+                let start = self.pass_begins(c);
                 s.in_kick.set(true);
                 let handed = self.m.kick_interrupt(cpu, ctx);
                 s.in_kick.set(false);
@@ -826,8 +860,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     }
                     s.ilb_passes.set(s.ilb_passes.get() + 1);
                     self.count(|n| n.ilb_passes += 1);
-                    self.pass_ended(c, before);
+                    self.pass_ended(c, flags, start);
                 }
+                self.passes_ended.set(self.passes_ended.get() + 1);
             }
             Irq::Resched => self.m.interrupt(cpu, ctx, || {}),
             Irq::Timer(id) => {
@@ -844,6 +879,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// interrupt it was resumed with.
     fn halt(&self, c: usize, y: &Yielder<Irq, Halt>, ctx: &Ctx<'_, P, HZ>) {
         let s = &self.cpus[c];
+        self.newilb_window_ends(c);
         if s.need_resched.get() {
             return;
         }
@@ -890,7 +926,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         s.in_idle.set(true);
         self.note_idle_change(c);
         self.count(|n| n.idle_entries += 1);
-        Halt::Exited(self.m.do_idle(cpu, ctx))
+        // `nohz_run_idle_balance`, do_idle's first step, runs a blocked-load pass if newidle
+        // asked for one and nothing else is pending.
+        s.in_newilb.set(cost::unrecorded(|| {
+            self.m.rq(cpu).nohz_flags().load() == NohzFlags::NEWILB
+        }));
+        let exit = self.m.do_idle(cpu, ctx);
+        self.newilb_window_ends(c);
+        Halt::Exited(exit)
     }
 }
 
@@ -954,6 +997,12 @@ impl<P: Policy, const HZ: u32> Topology<CAP> for Ctx<'_, P, HZ> {
         !self.e.cpus[cpu.index()].domains.borrow().is_empty()
     }
     fn llc_leader(&self, cpu: Cpu) -> Option<Cpu> {
+        // Asked once per CPU by a domain build: on the hotplug thread's coroutine (a
+        // deactivation's rebuild) the build takes its time, CPU by CPU, and the other CPUs'
+        // idle entries and exits go on meanwhile.
+        if let Some(c) = self.e.current.get() {
+            self.e.spend(c, self.e.costs.lb_per_cpu_ns, self);
+        }
         Some(self.e.id(self.e.shape.llc_of(cpu.index()).start))
     }
 }
@@ -1018,6 +1067,15 @@ impl<P: Policy, const HZ: u32> TickHardware<CAP> for Ctx<'_, P, HZ> {
     }
     fn vtime_accounting(&self, cpu: Cpu) -> bool {
         self.e.cpus[cpu.index()].nohz_full
+    }
+    fn tick_stopped(&self, cpu: Cpu) {
+        self.e.idle_tick_stopped(cpu.index());
+    }
+    fn tick_restarted(&self, cpu: Cpu) {
+        self.e.idle_tick_restarted(cpu.index());
+    }
+    fn account_idle_ticks(&self, cpu: Cpu, ticks: usize) {
+        self.e.idle_ticks_accounted(cpu.index(), ticks);
     }
 }
 

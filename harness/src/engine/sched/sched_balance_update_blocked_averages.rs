@@ -15,7 +15,7 @@
 //! crate's bookkeeping (`rq->has_blocked_load`, `nohz.has_blocked_load`) reads only that.
 
 use crate::engine::work::TaskKind;
-use crate::engine::{Ctx, Engine};
+use crate::engine::{Ctx, Engine, Plant};
 use nohz::Policy;
 
 /// PELT's period: 1024 us of 1024 ns (`delta >> 10` microseconds, 1024 of them).
@@ -49,19 +49,25 @@ pub(in crate::engine) fn blocked_util(kind: &TaskKind) -> u32 {
 }
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
-    /// `sched_balance_update_blocked_averages(c)`, run by `by`: the decay takes its modelled
-    /// time on `by` ([`BalanceCosts::decay_ns`](super::BalanceCosts)), then halves `c`'s
-    /// blocked load; whether any is left. The crate clears `rq->has_blocked_load` after this
-    /// returns `false`, so a set `c` makes while the decay runs (it ran a task and idled again
-    /// meanwhile) meets the crate's conditional clear.
+    /// `sched_balance_update_blocked_averages(c)`, run by `by`: decays `c`'s blocked load as
+    /// the rq lock finds it, then takes its modelled time on `by`
+    /// ([`BalanceCosts::decay_ns`](super::BalanceCosts)); whether any was left. The crate
+    /// clears `rq->has_blocked_load` after this returns `false`, so a set `c` makes while the
+    /// decay runs (it ran a task and idled again meanwhile) meets the crate's conditional
+    /// clear, or, with [`Plant::BlockedClear`], the unconditional one it used to make.
     pub(in crate::engine) fn update_blocked_averages(
         &self,
         by: usize,
         c: usize,
         ctx: &Ctx<'_, P, HZ>,
     ) -> bool {
+        let left = self.decay(c);
         self.spend(by, self.costs.decay_ns, ctx);
-        self.decay(c)
+        if self.plant == Plant::BlockedClear && !left {
+            nohz_testing::clear_has_blocked_load_unconditionally(self.m.rq(self.id(c)));
+            return true;
+        }
+        left
     }
 
     /// The decay of `c`'s blocked load up to now; whether any is left.
