@@ -268,6 +268,12 @@ struct Cli {
     #[arg(long, value_name = "NS", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     decay_ns: Option<u64>,
 
+    /// `--engine virtual`: the load's arriving tasks come at the rate that keeps PCT per cent
+    /// of the CPUs busy (`frontier`, Khan's 768-CPU machine: 10, 30, 50, 70) [default: the
+    /// scenario's own, 8 % for frontier].
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(1..=100))]
+    util: Option<u32>,
+
     /// `--engine virtual`: every balancing cost times PCT per cent, after the three above (0:
     /// balancing takes no time, as in the engine before it did).
     #[arg(long, default_value_t = 100, value_name = "PCT", value_parser = clap::value_parser!(u64).range(0..=10_000))]
@@ -496,13 +502,14 @@ fn main() -> ExitCode {
         return usage_error("--irqtime-flag applies to --engine virtual only");
     }
     if cli.lb_fixed_ns.is_some()
+        || cli.util.is_some()
         || cli.lb_per_cpu_ns.is_some()
         || cli.decay_ns.is_some()
         || cli.balance_cost_pct != 100
     {
         return usage_error(
-            "--lb-fixed-ns, --lb-per-cpu-ns, --decay-ns and --balance-cost-pct apply to \
-             --engine virtual only",
+            "--util, --lb-fixed-ns, --lb-per-cpu-ns, --decay-ns and --balance-cost-pct apply \
+             to --engine virtual only",
         );
     }
     if cli.hotplug_every_ms.is_some() {
@@ -783,8 +790,17 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             cli.seed,
             cli.seed + u64::from(cli.runs) - 1
         ));
+        let workload = match cli.util {
+            None => scenario.workload(&shape),
+            Some(pct) => match scenario.workload(&shape).at_utilization(pct) {
+                Ok(w) => w,
+                Err(e) => {
+                    return usage_error(&format!("--util {pct} for {}: {e}", scenario.name()));
+                }
+            },
+        };
         let mut cfg = EngineConfig {
-            workload: scenario.workload(&shape),
+            workload,
             shape,
             sim_ns: (seconds * 1e9) as u64,
             seed: cli.seed,

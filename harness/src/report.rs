@@ -320,7 +320,8 @@ fn own_metrics(r: &RunStats) -> String {
 fn quality_line(r: &RunStats) -> String {
     format!(
         "quality: {} {} iww_ms/s={} wait_us p50={} p99={} | cost: ilb_ms/s={} ilb_busiest={} \
-         newidle_ms/s={} periodic_ms/s={} aborted={} due={} advance=[{}]",
+         newidle_ms/s={} periodic_ms/s={} aborted={} due={} due_jiffies={} advance=[{}] \
+         ahead=[{}]",
         fmt_opt(r.throughput),
         r.throughput_unit.unwrap_or(""),
         fmt_opt(r.idle_while_waiting_ms_per_s),
@@ -332,7 +333,9 @@ fn quality_line(r: &RunStats) -> String {
         fmt_opt(r.periodic_cpu_ms_per_s),
         r.ilb_passes_aborted.map_or("-".into(), |n| n.to_string()),
         fmt_opt(r.due_tick_fraction),
+        fmt_opt(r.due_jiffy_fraction),
         r.next_balance_advance.as_deref().unwrap_or(""),
+        r.next_balance_ahead.as_deref().unwrap_or(""),
     )
 }
 

@@ -247,6 +247,12 @@ pub struct RunStats {
     /// Virtual engine: how far each completed kick pass moved `nohz.next_balance`, as
     /// `jiffies:passes` pairs; one space-separated field.
     pub next_balance_advance: Option<String>,
+    /// Virtual engine: how far ahead of jiffies each completed kick pass left
+    /// `nohz.next_balance`, as `jiffies:passes` pairs; one space-separated field.
+    pub next_balance_ahead: Option<String>,
+    /// Virtual engine: jiffies in which a busy tick found balancing due, as a fraction of the
+    /// jiffies with a busy tick.
+    pub due_jiffy_fraction: Option<f64>,
     /// Virtual engine: the balancing costs the run used.
     pub balance_costs: Option<String>,
 }
@@ -336,6 +342,8 @@ impl RunStats {
             due_tick_fraction: None,
             ilb_passes_aborted: None,
             next_balance_advance: None,
+            next_balance_ahead: None,
+            due_jiffy_fraction: None,
             balance_costs: None,
         }
     }

@@ -119,6 +119,13 @@ pub struct Outcome {
     /// How far each completed kick pass moved `nohz.next_balance`, in jiffies (its value at
     /// the pass's end less its value at the start), and how many passes moved it so far.
     pub next_balance_advance: Vec<(i64, u64)>,
+    /// How far ahead of jiffies each completed kick pass left `nohz.next_balance`, in
+    /// jiffies, and how many passes left it so.
+    pub next_balance_ahead: Vec<(i64, u64)>,
+    /// Jiffies in which some busy tick found `nohz.next_balance` at or before `jiffies`, as a
+    /// fraction of the jiffies with a busy tick: what one CPU's trace shows when its tick is
+    /// the jiffy's first (Khan's, taken at `nohz_balancer_kick`'s entry).
+    pub due_jiffy_fraction: Option<f64>,
     /// The balancing costs the run used ([`BalanceCosts`](super::BalanceCosts)).
     pub balance_costs: String,
     /// The cost model's findings (the counting build only).
@@ -152,6 +159,28 @@ pub(super) struct Counts {
     pub(super) runnable_wait: Hist,
     pub(super) ilb_aborted: u64,
     pub(super) advance: std::collections::BTreeMap<i64, u64>,
+    pub(super) ahead: std::collections::BTreeMap<i64, u64>,
+    /// Jiffies with a busy tick, and of those, with a busy tick that found balancing due;
+    /// the last such jiffy and whether it was found due yet.
+    pub(super) busy_jiffies: u64,
+    pub(super) due_jiffies: u64,
+    last_busy_jiffy: Option<usize>,
+    last_jiffy_due: bool,
+}
+
+impl Counts {
+    /// A busy tick at `jiffy`, `due` or not: counts the jiffy once, and once as due.
+    pub(super) fn note_busy_jiffy(&mut self, jiffy: usize, due: bool) {
+        if self.last_busy_jiffy != Some(jiffy) {
+            self.last_busy_jiffy = Some(jiffy);
+            self.last_jiffy_due = false;
+            self.busy_jiffies += 1;
+        }
+        if due && !self.last_jiffy_due {
+            self.last_jiffy_due = true;
+            self.due_jiffies += 1;
+        }
+    }
 }
 
 /// What a kick's pass found at its start, to judge what it leaves.
@@ -360,6 +389,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             n.runnable_wait = Hist::default();
             n.ilb_aborted = 0;
             n.advance.clear();
+            n.ahead.clear();
+            n.busy_jiffies = 0;
+            n.due_jiffies = 0;
         });
         self.warm_at.set(now);
     }
@@ -480,7 +512,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         let after = cost::unrecorded(|| self.m.nohz().next_balance());
         let moved = after.get().wrapping_sub(start.next_balance.get()) as isize as i64;
-        self.count(|n| *n.advance.entry(moved).or_insert(0) += 1);
+        let ahead = after.get().wrapping_sub(self.time.jiffies().get()) as isize as i64;
+        self.count(|n| {
+            *n.advance.entry(moved).or_insert(0) += 1;
+            *n.ahead.entry(ahead).or_insert(0) += 1;
+        });
     }
 
     /// The blocked-load pass at the start of `c`'s idle loop, if one ran, is over (its first
@@ -575,6 +611,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             periodic_cpu_ms_per_s: ms_per_s(spent[Balancing::Periodic.index()]),
             ilb_passes_aborted: n.ilb_aborted,
             next_balance_advance: n.advance.iter().map(|(&k, &v)| (k, v)).collect(),
+            next_balance_ahead: n.ahead.iter().map(|(&k, &v)| (k, v)).collect(),
+            due_jiffy_fraction: (n.busy_jiffies > 0)
+                .then(|| n.due_jiffies as f64 / n.busy_jiffies as f64),
             balance_costs: self.costs.describe(),
         }
     }

@@ -831,9 +831,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 if tick.ran() && s.curr.get().is_some() {
                     let due = !self.time.jiffies().is_before(next_balance)
                         && !matches!(tick.kick(), None | Some(KickDecision::IdleTick));
+                    let jiffy = self.time.jiffies().get();
                     self.count(|n| {
                         n.busy_ticks += 1;
                         n.due_ticks += u64::from(due);
+                        n.note_busy_jiffy(jiffy, due);
                     });
                     self.tick_work(c);
                 } else if tick.ran() {

@@ -252,16 +252,20 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         periodic_cpu_ms_per_s: Some(o.periodic_cpu_ms_per_s),
         due_tick_fraction: (o.busy_ticks > 0).then(|| o.due_ticks as f64 / o.busy_ticks as f64),
         ilb_passes_aborted: Some(o.ilb_passes_aborted),
-        next_balance_advance: Some(
-            o.next_balance_advance
-                .iter()
-                .map(|(j, n)| format!("{j}:{n}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+        next_balance_advance: Some(pairs(&o.next_balance_advance)),
+        next_balance_ahead: Some(pairs(&o.next_balance_ahead)),
+        due_jiffy_fraction: o.due_jiffy_fraction,
         balance_costs: Some(o.balance_costs.clone()),
         ..cost_stats(o, RunStats::empty(scenario.name(), o.policy))
     }
+}
+
+/// A histogram as one field: `value:count` pairs, space-separated.
+fn pairs(h: &[(i64, u64)]) -> String {
+    h.iter()
+        .map(|(j, n)| format!("{j}:{n}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The workload's own throughput, per simulated second of the whole run: batches for the

@@ -73,6 +73,34 @@ pub struct Workload {
     pub sources: Vec<Source>,
 }
 
+impl Workload {
+    /// The same load with each source of arriving tasks (`Source::Arrivals` of tasks with a
+    /// bounded number of runs) arriving at the rate that keeps `pct` per cent of its CPUs busy
+    /// on average: a task's CPU time is its runs times its mean run. Errors if the load has no
+    /// such source, which a utilization cannot be set for.
+    pub fn at_utilization(&self, pct: u32) -> Result<Workload, String> {
+        let mut sources = self.sources.clone();
+        let mut set = 0;
+        for src in &mut sources {
+            if let Source::Arrivals {
+                cpus,
+                per_sec,
+                kind,
+            } = src
+                && kind.runs > 0
+            {
+                let task_ns = u64::from(kind.runs) * kind.run_ns;
+                *per_sec = u64::from(pct) * cpus.len() as u64 * 10_000_000 / task_ns.max(1);
+                set += 1;
+            }
+        }
+        if set == 0 {
+            return Err("this load has no arriving tasks whose rate sets its utilization".into());
+        }
+        Ok(Workload { sources })
+    }
+}
+
 /// A draw uniform in `[mean / 2, 3 * mean / 2]` (at least 1).
 pub fn around(rng: &mut fastrand::Rng, mean: u64) -> u64 {
     (mean / 2 + rng.u64(0..=mean)).max(1)
@@ -86,6 +114,29 @@ pub fn gap(rng: &mut fastrand::Rng, mean: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_utilization_sets_the_arrival_rate() {
+        let kind = TaskKind {
+            run_ns: 500_000,
+            sleep_ns: 2_000_000,
+            runs: 8,
+            bound: false,
+        };
+        let load = Workload {
+            sources: vec![Source::Arrivals {
+                cpus: 0..384,
+                per_sec: 1,
+                kind,
+            }],
+        };
+        // 50 % of 384 CPUs is 192 CPU-seconds a second; a task takes 4 ms of them.
+        let Source::Arrivals { per_sec, .. } = load.at_utilization(50).unwrap().sources[0] else {
+            unreachable!()
+        };
+        assert_eq!(per_sec, 48_000);
+        assert!(Workload::default().at_utilization(50).is_err());
+    }
 
     #[test]
     fn draws_are_seeded_and_centred() {
