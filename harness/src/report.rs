@@ -96,7 +96,8 @@ pub struct Summary {
 type Metric = (&'static str, &'static str, fn(&RunStats) -> Option<f64>);
 
 /// The metrics compared per scenario: name, which way is better, extractor.
-pub const METRICS: [Metric; 21] = [
+pub const METRICS: [Metric; 22] = [
+    ("work_per_sec", "higher", |r| r.work_per_sec),
     ("tasks_per_sec", "higher", |r| r.tasks_per_sec),
     ("burst_ms", "lower", |r| r.burst_ms),
     ("invisible_idle_ticks", "lower", |r| {
@@ -162,6 +163,27 @@ pub fn applies(scenario: &str, metric: &str) -> bool {
             | (
                 "frontier",
                 "due_tick_pct" | "ilb_passes_per_sec" | "ilb_top_share_pct" | "busy_pct"
+            )
+            | (
+                "llama",
+                "work_per_sec"
+                    | "burst_ms"
+                    | "busy_pct"
+                    | "invisible_idle_pct"
+                    | "ilb_passes_per_sec"
+            )
+            | (
+                "hackbench-process" | "hackbench-thread",
+                "work_per_sec" | "busy_pct" | "invisible_idle_pct" | "ilb_passes_per_sec"
+            )
+            | (
+                "hackbench-480",
+                "work_per_sec"
+                    | "busy_pct"
+                    | "ilb_passes_per_sec"
+                    | "exit_idle_pct"
+                    | "kick_pct"
+                    | "kernel_pct"
             )
     )
 }
@@ -279,6 +301,25 @@ fn own_metrics(r: &RunStats) -> String {
             ("irqtime%", r.irqtime_pct),
             ("kernel%", r.kernel_pct),
             ("busy%", r.busy_pct),
+        ],
+        "llama" => vec![
+            ("decodes/s", r.work_per_sec),
+            ("decode_ms", r.burst_ms),
+            ("busy%", r.busy_pct),
+            ("invisible%", r.invisible_idle_pct),
+        ],
+        "hackbench-process" | "hackbench-thread" => vec![
+            ("msgs/s", r.work_per_sec),
+            ("busy%", r.busy_pct),
+            ("invisible%", r.invisible_idle_pct),
+            ("ilb/s", r.ilb_passes_per_sec),
+        ],
+        "hackbench-480" => vec![
+            ("msgs/s", r.work_per_sec),
+            ("busy%", r.busy_pct),
+            ("exit%", r.exit_idle_pct),
+            ("kick%", r.kick_pct),
+            ("kernel%", r.kernel_pct),
         ],
         "frontier" => vec![
             ("due%", r.due_tick_pct),

@@ -151,6 +151,11 @@ pub struct RunStats {
     pub tasks_per_sec: Option<f64>,
     /// `visibility`: median time from a burst's arrival to its last task's completion (ms).
     pub burst_ms: Option<f64>,
+    /// Virtual engine, the seeds' benchmark loads: the load's own throughput after the
+    /// warm-up, in `work_unit`s per simulated second (llama decodes, hackbench messages).
+    pub work_per_sec: Option<f64>,
+    /// What `work_per_sec` counts.
+    pub work_unit: Option<&'static str>,
     /// `visibility`: tasks the balancer pulled onto NO_HZ_FULL CPUs.
     pub pulled_to_nohz_full: Option<u64>,
     /// `churn`: idle-loop entries per second.
@@ -267,6 +272,8 @@ impl RunStats {
             hotplug_checks: 0,
             tasks_per_sec: None,
             burst_ms: None,
+            work_per_sec: None,
+            work_unit: None,
             pulled_to_nohz_full: None,
             idle_transitions_per_sec: None,
             pair_ns: None,

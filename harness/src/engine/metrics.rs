@@ -72,6 +72,12 @@ pub struct Outcome {
     pub batches_done: u64,
     /// Median time from a batch's arrival to its last task's end, in milliseconds.
     pub batch_ms: Option<f64>,
+    /// The workload's own throughput after the warm-up ([`warmup`]), in `work_unit`s: a
+    /// llama load's decodes (a decode's barrier rounds counted as they pass, so fractions of
+    /// one count), hackbench's messages read.
+    pub work_done: f64,
+    /// What `work_done` counts (`decodes`, `messages`; empty for loads that count none).
+    pub work_unit: &'static str,
     /// Nanoseconds all CPUs together spent in the crate's code after the warm-up
     /// ([`warmup`]), by the cost model (0 without the counting build).
     pub kernel_ns: u64,
@@ -103,6 +109,7 @@ pub(super) struct Counts {
     pub(super) first_violation: Option<String>,
     pub(super) batches_done: u64,
     pub(super) batch_ns: Vec<u64>,
+    pub(super) work_done: f64,
 }
 
 impl CpuSt {
@@ -149,11 +156,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     }
 
     /// The warm-up ([`warmup`]) is over: the crate's time so far (the boot's storm, every CPU
-    /// starting at once) is not the load's cost, and the cost model forgets its counts.
+    /// starting at once) is not the load's cost, and the cost model forgets its counts; the
+    /// load's own throughput counts from here.
     pub(super) fn forget_warmup(&self) {
         #[cfg(nohz_linecount)]
         cost::reset_counts();
         self.cpus.iter().for_each(|s| s.kernel_ns.set(0));
+        self.count(|n| n.work_done = 0.0);
     }
 
     /// What the run did, at its end (`sim_ns`), with the cost model's report if any.
@@ -203,6 +212,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 let ms: Vec<f64> = n.batch_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
                 crate::measure::median(&ms)
             },
+            work_done: n.work_done,
+            work_unit: self.workload.work_unit(),
             kernel_ns: self.cpus.iter().map(|s| s.kernel_ns.get()).sum(),
             cost,
         }

@@ -68,6 +68,7 @@
 //!   [`validate`] its check against the bench; [`topo`]: the machine's shape; [`scenario`]:
 //!   the seeds' machines and loads.
 
+mod block;
 mod check;
 pub mod cost;
 mod governor;
@@ -83,7 +84,7 @@ pub mod work;
 use crate::sim::{CAP, Cpu, Mach};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use load::BatchSt;
+use load::{BatchSt, SyncSt};
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
     NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
@@ -262,6 +263,9 @@ struct Task {
     allowed: Range<usize>,
     /// The batch source it belongs to, if any.
     batch: Option<usize>,
+    /// The synchronizing load (its source) that decides what it does when a stretch of its
+    /// work ends (`block.rs`), if any.
+    script: Option<usize>,
 }
 
 /// One logical CPU, as the engine keeps it.
@@ -338,6 +342,8 @@ struct Engine<P: Policy, const HZ: u32> {
     /// Per cpuset: run queues with more than one task (the root domain's overload).
     overloaded: Vec<Cell<usize>>,
     batches: RefCell<Vec<BatchSt>>,
+    /// Per source: a synchronizing load's state (its barrier, its buffers, its tasks' places).
+    syncs: RefCell<Vec<SyncSt>>,
     /// An ILB pass with STATS ran since the last check.
     stats_pass_done: Cell<bool>,
     rng: RefCell<fastrand::Rng>,
@@ -394,6 +400,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             timers: RefCell::new(BTreeMap::new()),
             overloaded: (0..cfg.shape.cpusets).map(|_| Cell::new(0)).collect(),
             batches: RefCell::new(vec![BatchSt::default(); cfg.workload.sources.len()]),
+            syncs: RefCell::new(
+                (0..cfg.workload.sources.len())
+                    .map(|_| SyncSt::None)
+                    .collect(),
+            ),
             stats_pass_done: Cell::new(false),
             rng: RefCell::new(fastrand::Rng::with_seed(cfg.seed)),
             counts: RefCell::new(Counts::default()),
@@ -491,6 +502,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             prev: cpu,
             allowed,
             batch,
+            script: None,
         };
         let mut tasks = self.tasks.borrow_mut();
         match self.free.borrow_mut().pop() {
@@ -584,8 +596,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         Some(t)
     }
 
-    /// The running task's run ended: it blocks on a timer here, or exits.
+    /// The running task's run ended: its load decides what follows (a synchronizing load's
+    /// task, `block.rs`), or it blocks on a timer here, or exits.
     fn complete(&self, c: usize) {
+        if self.script_done(c) {
+            return;
+        }
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
@@ -637,10 +653,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// (`load/`).
     fn fire(&self, c: usize, act: Act) {
         match act {
-            Act::Wake(t) => {
-                let to = self.select_idle_sibling(t);
-                self.enqueue(to, t);
-            }
+            Act::Wake(t) => self.wake_up(t, c, false),
             Act::Arrive(src) => self.arrive(c, src),
             Act::Device(src) => self.device_interrupt(c, src),
             Act::Batch(src) => self.batch_arrives(c, src),
@@ -986,6 +999,10 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 }
                 e.current.set(Some(c));
                 e.complete(c);
+                if s.curr.get().is_some() {
+                    // A synchronizing load's task runs on (`block.rs`).
+                    return Ok(());
+                }
                 return self.schedule(c);
             }
             Ev::Tick(generation) if generation != s.tick_gen.get() => return Ok(()),

@@ -6,7 +6,7 @@
 use super::Outcome;
 use super::cost::KERNEL_FNS;
 use super::topo::Shape;
-use super::work::{Source, TaskKind, Workload};
+use super::work::{Buffer, Hackbench, Llama, Source, TaskKind, Workload};
 use crate::scenario::{RunStats, pick_spread};
 
 /// A scenario the engine runs.
@@ -30,7 +30,109 @@ pub enum VirtualScenario {
     /// The frontier: 768 CPUs (2 sockets of 192 SMT2 cores, 32-CPU caches) in two cpusets of
     /// 384, mostly idle, with tasks arriving all the time and each running a few short bursts.
     Frontier,
+    /// Seed 001's llama load: `llama-batched-bench` generating tokens with a team of
+    /// `--threads` threads (80 by default; the seed ran several counts), on seed 001's machine
+    /// as `v-visibility` has it (80 CPUs, the last 72 NO_HZ_FULL).
+    Llama,
+    /// Seed 001's hackbench in process mode, `--groups` groups (10, hackbench's default), on
+    /// the same machine.
+    HackbenchProcess,
+    /// The same in thread mode.
+    HackbenchThread,
+    /// Seed 000's `hackbench 40 process 10000 loops`, continuous, on seed 000's 480-CPU
+    /// machine as `v-churn` has it.
+    Hackbench480,
 }
+
+/// The parameters of the seeds' benchmark loads, and their sources. The full table, with
+/// each derivation and its sensitivity: harness/README.md, "The seeds' benchmarks as loads".
+pub mod params {
+    /// Graph nodes of a Llama-3.2-1B decode: its llama.cpp log says "graph nodes = 566". One
+    /// barrier round per node.
+    pub const LLAMA_NODES: u32 = 566;
+
+    /// A decode step of `llama-batched-bench` at batch size 1 (tg, PP512 TG256) with Llama
+    /// 3.2 1B (Q4_K_4, Ampere's llama.cpp build) on an 80-core Ampere Altra (OCI A1), by thread
+    /// count: `tg_avg_latency_sec` of AmpereComputingAI/llama.cpp
+    /// benchmarks/example_results/a1/ampere_optimized_llama.cpp_r2.0.0, in ns. Counts below 48
+    /// ran as several copies at once (80 / T of them), sharing the machine's memory.
+    pub const LLAMA_STEP_NS: [(usize, u64); 11] = [
+        (8, 33_966_016),
+        (10, 26_739_746),
+        (12, 20_509_766),
+        (16, 17_284_375),
+        (20, 14_594_727),
+        (24, 12_200_521),
+        (32, 9_460_938),
+        (40, 9_181_641),
+        (48, 7_664_063),
+        (64, 7_671_875),
+        (80, 7_796_875),
+    ];
+
+    /// The main thread's own work between two decodes: what llama.cpp's graph reuse saves a
+    /// 1B model per token (ik_llama.cpp PR #94: tg128 of a Llama 1B Q4_0 519.27 -> 538.75 t/s,
+    /// 1.9258 - 1.8562 ms per token), in ns.
+    pub const LLAMA_MAIN_NS: u64 = 70_000;
+
+    /// libgomp's spin count before a futex sleep when `OMP_WAIT_POLICY` is unset
+    /// (`GOMP_SPINCOUNT`'s default), and when the team outnumbers the CPUs.
+    pub const GOMP_SPINCOUNT: u64 = 300_000;
+    /// See [`GOMP_SPINCOUNT`].
+    pub const GOMP_THROTTLED_SPINCOUNT: u64 = 100;
+
+    /// One iteration of libgomp's spin loop on Neoverse N1 (Altra's core), in picoseconds: a
+    /// `yield` loop iteration measured at 0.400 ns on AWS Graviton2 (Neoverse N1; rust-lang/rust
+    /// PR #84725). aarch64 libgomp's `cpu_relax` is `yield`.
+    pub const SPIN_ITER_PS: u64 = 400;
+
+    /// hackbench's senders and receivers per group (`num_fds`).
+    pub const HACKBENCH_FDS: usize = 20;
+
+    /// hackbench's default group count.
+    pub const HACKBENCH_GROUPS: usize = 10;
+
+    /// CPU time per message in process mode, in ns: `perf bench sched messaging` (10 groups of
+    /// processes, 100 loops: 400,000 messages) took 0.449 s on a 4-CPU Core i7 (Lenovo P50s,
+    /// Zan Aziz's 5.16.17-rc1 test report), 4 CPUs x 0.449 s / 400,000 = 4,490 ns, split
+    /// evenly between the write and the read (an assumption).
+    pub const HACKBENCH_PROCESS_MSG_NS: u64 = 4_490;
+
+    /// The same in thread mode: the process-mode cost times the ratio of the two modes' wall
+    /// time per message in perf-bench's own example (tools/perf/Documentation/perf-bench.txt:
+    /// 0.308 s for 400,000 messages of processes, 0.582 s for 800,000 of threads), 0.9448.
+    pub const HACKBENCH_THREAD_MSG_NS: u64 = 4_242;
+}
+
+/// What a scenario's load may be asked for on the command line: the llama team's size,
+/// hackbench's groups, and any parameter by name (the sensitivity runs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadOpts {
+    /// `--threads`: the llama team (main thread included).
+    pub threads: Option<usize>,
+    /// `--groups`: hackbench's groups.
+    pub groups: Option<usize>,
+    /// `--load-param NAME=VALUE`, in order.
+    pub params: Vec<(String, u64)>,
+}
+
+/// The load parameters `--load-param` takes, per load.
+pub const LLAMA_PARAMS: [&str; 5] = [
+    "nodes",
+    "slice-ns",
+    "main-ns",
+    "spin-ns",
+    "throttled-spin-ns",
+];
+/// See [`LLAMA_PARAMS`].
+pub const HACKBENCH_PARAMS: [&str; 6] = [
+    "loops",
+    "write-ns",
+    "read-ns",
+    "capacity",
+    "wake-writers-at",
+    "wake-all-writers",
+];
 
 impl VirtualScenario {
     /// The scenario's name in reports.
@@ -40,14 +142,21 @@ impl VirtualScenario {
             VirtualScenario::Visibility => "v-visibility",
             VirtualScenario::Irqtime => "v-irqtime",
             VirtualScenario::Frontier => "frontier",
+            VirtualScenario::Llama => "llama",
+            VirtualScenario::HackbenchProcess => "hackbench-process",
+            VirtualScenario::HackbenchThread => "hackbench-thread",
+            VirtualScenario::Hackbench480 => "hackbench-480",
         }
     }
 
     /// The machine size the scenario models.
     pub fn default_cpus(self) -> usize {
         match self {
-            VirtualScenario::Churn => 480,
-            VirtualScenario::Visibility => 80,
+            VirtualScenario::Churn | VirtualScenario::Hackbench480 => 480,
+            VirtualScenario::Visibility
+            | VirtualScenario::Llama
+            | VirtualScenario::HackbenchProcess
+            | VirtualScenario::HackbenchThread => 80,
             VirtualScenario::Irqtime => 224,
             VirtualScenario::Frontier => 768,
         }
@@ -57,7 +166,7 @@ impl VirtualScenario {
     /// the nearest simpler one (no SMT, caches and sockets of the whole machine).
     pub fn shape(self, cpus: usize) -> Shape {
         let want = match self {
-            VirtualScenario::Churn => Shape {
+            VirtualScenario::Churn | VirtualScenario::Hackbench480 => Shape {
                 cpus,
                 smt: 2,
                 llc: cpus / 4,
@@ -65,7 +174,10 @@ impl VirtualScenario {
                 cpusets: 1,
                 nohz_full: 0,
             },
-            VirtualScenario::Visibility => Shape {
+            VirtualScenario::Visibility
+            | VirtualScenario::Llama
+            | VirtualScenario::HackbenchProcess
+            | VirtualScenario::HackbenchThread => Shape {
                 nohz_full: cpus * 9 / 10,
                 ..Shape::flat(cpus)
             },
@@ -111,7 +223,7 @@ impl VirtualScenario {
     /// 003's false sharing too. The others keep the crate's layout, seed 003's.
     pub fn flag_line(self) -> super::cost::FlagLine {
         match self {
-            VirtualScenario::Churn => super::cost::FlagLine::Own,
+            VirtualScenario::Churn | VirtualScenario::Hackbench480 => super::cost::FlagLine::Own,
             _ => super::cost::FlagLine::Nohz,
         }
     }
@@ -121,8 +233,61 @@ impl VirtualScenario {
         self == VirtualScenario::Irqtime
     }
 
-    /// The load on `shape`.
+    /// Whether the scenario's load is one of the seeds' benchmarks (llama, hackbench), whose
+    /// throughput the report carries.
+    pub fn is_benchmark(self) -> bool {
+        matches!(
+            self,
+            VirtualScenario::Llama
+                | VirtualScenario::HackbenchProcess
+                | VirtualScenario::HackbenchThread
+                | VirtualScenario::Hackbench480
+        )
+    }
+
+    /// The load on `shape`, at its defaults.
     pub fn workload(self, shape: &Shape) -> Workload {
+        self.workload_with(shape, &LoadOpts::default())
+            .expect("the defaults are valid")
+    }
+
+    /// The load on `shape` with `opts`: an error names an option the scenario does not take,
+    /// or a parameter its load does not have.
+    pub fn workload_with(self, shape: &Shape, opts: &LoadOpts) -> Result<Workload, String> {
+        let name = self.name();
+        if opts.threads.is_some() && self != VirtualScenario::Llama {
+            return Err(format!("--threads applies to --scenario llama, not {name}"));
+        }
+        if opts.groups.is_some() && (!self.is_benchmark() || self == VirtualScenario::Llama) {
+            return Err(format!(
+                "--groups applies to the hackbench scenarios, not {name}"
+            ));
+        }
+        if !opts.params.is_empty() && !self.is_benchmark() {
+            return Err(format!(
+                "--load-param applies to the llama and hackbench scenarios, not {name}"
+            ));
+        }
+        let source = match self {
+            VirtualScenario::Llama => Source::Llama(llama(opts)?),
+            VirtualScenario::HackbenchProcess => {
+                Source::Hackbench(hackbench(opts, params::HACKBENCH_PROCESS_MSG_NS, 10)?)
+            }
+            VirtualScenario::HackbenchThread => {
+                Source::Hackbench(hackbench(opts, params::HACKBENCH_THREAD_MSG_NS, 10)?)
+            }
+            VirtualScenario::Hackbench480 => {
+                Source::Hackbench(hackbench(opts, params::HACKBENCH_PROCESS_MSG_NS, 40)?)
+            }
+            _ => return Ok(self.classic(shape)),
+        };
+        Ok(Workload {
+            sources: vec![source],
+        })
+    }
+
+    /// The load of the scenarios before the seeds' benchmarks.
+    fn classic(self, shape: &Shape) -> Workload {
         let n = shape.cpus;
         match self {
             // hackbench's groups: ten times as many tasks as a third of the CPUs, each
@@ -190,8 +355,127 @@ impl VirtualScenario {
                     })
                     .collect(),
             },
+            VirtualScenario::Llama
+            | VirtualScenario::HackbenchProcess
+            | VirtualScenario::HackbenchThread
+            | VirtualScenario::Hackbench480 => unreachable!("built by workload_with"),
         }
     }
+}
+
+/// The llama load at its defaults (the team's size from `--threads`, 80 by default), with
+/// `--load-param`s applied.
+fn llama(opts: &LoadOpts) -> Result<Llama, String> {
+    let threads = opts.threads.unwrap_or(80);
+    if threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    // The measured step of the largest thread count at most `threads` (else the smallest).
+    let step = params::LLAMA_STEP_NS
+        .iter()
+        .rev()
+        .find(|&&(t, _)| t <= threads)
+        .unwrap_or(&params::LLAMA_STEP_NS[0])
+        .1;
+    let nodes = params::LLAMA_NODES;
+    let spin = |count: u64| count * params::SPIN_ITER_PS / 1000;
+    let mut l = Llama {
+        on: 0,
+        threads,
+        nodes,
+        slice_ns: (step - params::LLAMA_MAIN_NS) / u64::from(nodes),
+        main_ns: params::LLAMA_MAIN_NS,
+        spin_ns: spin(params::GOMP_SPINCOUNT),
+        throttled_spin_ns: spin(params::GOMP_THROTTLED_SPINCOUNT),
+    };
+    for (name, v) in &opts.params {
+        match name.as_str() {
+            "nodes" => l.nodes = u32::try_from(*v).map_err(|_| "nodes: too large")?,
+            "slice-ns" => l.slice_ns = *v,
+            "main-ns" => l.main_ns = *v,
+            "spin-ns" => l.spin_ns = *v,
+            "throttled-spin-ns" => l.throttled_spin_ns = *v,
+            _ => return Err(unknown_param(name, &LLAMA_PARAMS)),
+        }
+    }
+    if l.nodes == 0 || l.slice_ns == 0 {
+        return Err("llama: nodes and slice-ns must be at least 1".into());
+    }
+    Ok(l)
+}
+
+/// A hackbench load of `groups` groups by default (or `--groups`), `msg_ns` of CPU per
+/// message split evenly between its write and its read, over sockets, continuous; with
+/// `--load-param`s applied.
+fn hackbench(opts: &LoadOpts, msg_ns: u64, groups: usize) -> Result<Hackbench, String> {
+    let mut h = Hackbench {
+        on: 0,
+        groups: opts.groups.unwrap_or(groups),
+        fds: params::HACKBENCH_FDS,
+        loops: 0,
+        write_ns: msg_ns / 2,
+        read_ns: msg_ns - msg_ns / 2,
+        buffer: Buffer::SOCKET,
+    };
+    if h.groups == 0 {
+        return Err("--groups must be at least 1".into());
+    }
+    for (name, v) in &opts.params {
+        let count = || usize::try_from(*v).map_err(|_| format!("{name}: too large"));
+        match name.as_str() {
+            "loops" => h.loops = u32::try_from(*v).map_err(|_| "loops: too large")?,
+            "write-ns" => h.write_ns = *v,
+            "read-ns" => h.read_ns = *v,
+            "capacity" => h.buffer.capacity = count()?,
+            "wake-writers-at" => h.buffer.wake_writers_at = count()?,
+            "wake-all-writers" => h.buffer.wake_all_writers = *v != 0,
+            _ => return Err(unknown_param(name, &HACKBENCH_PARAMS)),
+        }
+    }
+    if h.buffer.capacity == 0 || h.buffer.wake_writers_at >= h.buffer.capacity {
+        return Err("hackbench: capacity must be at least 1 and above wake-writers-at".into());
+    }
+    Ok(h)
+}
+
+fn unknown_param(name: &str, known: &[&str]) -> String {
+    format!(
+        "no load parameter `{name}` for this scenario (it takes {})",
+        known.join(", ")
+    )
+}
+
+/// A line for the report's notes: the load's parameters, for the seeds' benchmarks.
+pub fn load_note(w: &Workload) -> Option<String> {
+    w.sources.iter().find_map(|s| match s {
+        Source::Llama(l) => Some(format!(
+            "llama team of {} threads (main included), {} nodes a decode, {} ns a slice, main \
+             thread {} ns between decodes, spin {} ns (throttled {} ns)",
+            l.threads, l.nodes, l.slice_ns, l.main_ns, l.spin_ns, l.throttled_spin_ns
+        )),
+        Source::Hackbench(h) => Some(format!(
+            "hackbench {} groups of {}+{}, {}, write {} ns, read {} ns, buffer {} messages \
+             (writers woken at {}, {})",
+            h.groups,
+            h.fds,
+            h.fds,
+            if h.loops == 0 {
+                "continuous".to_string()
+            } else {
+                format!("{} loops", h.loops)
+            },
+            h.write_ns,
+            h.read_ns,
+            h.buffer.capacity,
+            h.buffer.wake_writers_at,
+            if h.buffer.wake_all_writers {
+                "all"
+            } else {
+                "one by one"
+            }
+        )),
+        _ => None,
+    })
 }
 
 /// One engine run as a row of the harness's report.
@@ -222,6 +506,9 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
             .then(|| per_sec(o.tasks_completed))
             .flatten(),
         burst_ms: o.batch_ms,
+        work_per_sec: (!o.work_unit.is_empty() && secs > 0.0)
+            .then(|| o.work_done / (secs - warmup_s(secs))),
+        work_unit: (!o.work_unit.is_empty()).then_some(o.work_unit),
         idle_transitions_per_sec: per_sec(o.idle_entries),
         virtual_seconds: Some(secs),
         engine: "virtual",
@@ -235,6 +522,11 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         plant,
         ..cost_stats(o, RunStats::empty(scenario.name(), o.policy))
     }
+}
+
+/// The warm-up of a run of `secs` simulated seconds, in seconds ([`super::warmup`]).
+fn warmup_s(secs: f64) -> f64 {
+    super::warmup((secs * 1e9) as u64) as f64 / 1e9
 }
 
 /// The cost model's columns: each kernel function's share of all CPU time.
