@@ -583,6 +583,10 @@ mod tests {
             VirtualScenario::Visibility,
             VirtualScenario::Irqtime,
             VirtualScenario::Frontier,
+            VirtualScenario::Llama,
+            VirtualScenario::HackbenchProcess,
+            VirtualScenario::HackbenchThread,
+            VirtualScenario::Hackbench480,
         ] {
             let shape = s.shape(s.default_cpus());
             assert!(shape.check().is_ok(), "{s:?}");
@@ -598,5 +602,70 @@ mod tests {
         assert_eq!((0..80).filter(|&c| v.is_nohz_full(c)).count(), 72);
         let i = VirtualScenario::Irqtime.shape(224);
         assert_eq!((i.socket, i.llc, i.smt), (112, 112, 2));
+        assert_eq!(VirtualScenario::Llama.shape(80), v);
+        assert_eq!(VirtualScenario::HackbenchThread.shape(80), v);
+        let c = VirtualScenario::Churn.shape(480);
+        assert_eq!(VirtualScenario::Hackbench480.shape(480), c);
+    }
+
+    fn only(w: Workload) -> Source {
+        assert_eq!(w.sources.len(), 1);
+        w.sources[0].clone()
+    }
+
+    #[test]
+    fn the_llama_slice_comes_from_the_measured_step_of_its_thread_count() {
+        let shape = VirtualScenario::Llama.shape(80);
+        let with = |threads| {
+            let opts = LoadOpts {
+                threads: Some(threads),
+                ..Default::default()
+            };
+            match only(VirtualScenario::Llama.workload_with(&shape, &opts).unwrap()) {
+                Source::Llama(l) => l,
+                s => panic!("{s:?}"),
+            }
+        };
+        // 80 threads: (7,796,875 - 70,000) / 566 ns a slice; 300,000 spins of 0.4 ns.
+        let l = with(80);
+        assert_eq!((l.threads, l.nodes, l.slice_ns), (80, 566, 13_651));
+        assert_eq!((l.spin_ns, l.throttled_spin_ns), (120_000, 40));
+        assert_eq!(with(16).slice_ns, (17_284_375 - 70_000) / 566);
+        // 70 threads take the step measured at 64, 6 the one at 8.
+        assert_eq!(with(70).slice_ns, with(64).slice_ns);
+        assert_eq!(with(6).slice_ns, with(8).slice_ns);
+    }
+
+    #[test]
+    fn load_options_are_checked_against_the_scenario() {
+        let shape = VirtualScenario::HackbenchProcess.shape(80);
+        let opts = |threads, groups, params: &[(&str, u64)]| LoadOpts {
+            threads,
+            groups,
+            params: params.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
+        };
+        let hb = VirtualScenario::HackbenchProcess;
+        let w = hb
+            .workload_with(&shape, &opts(None, Some(3), &[("capacity", 640)]))
+            .unwrap();
+        let Source::Hackbench(h) = only(w) else {
+            panic!()
+        };
+        assert_eq!((h.groups, h.fds, h.loops), (3, 20, 0));
+        assert_eq!(
+            (h.write_ns, h.read_ns, h.buffer.capacity),
+            (2_245, 2_245, 640)
+        );
+        let err = |s: VirtualScenario, o: LoadOpts| s.workload_with(&shape, &o).unwrap_err();
+        assert!(err(hb, opts(Some(4), None, &[])).contains("--threads applies"));
+        assert!(err(VirtualScenario::Llama, opts(None, Some(4), &[])).contains("--groups"));
+        assert!(err(hb, opts(None, None, &[("spin-ns", 1)])).contains("no load parameter"));
+        assert!(err(hb, opts(None, None, &[("wake-writers-at", 256)])).contains("capacity"));
+        assert!(err(VirtualScenario::Churn, opts(None, None, &[("loops", 1)])).contains("--load"));
+        let thread = only(VirtualScenario::HackbenchThread.workload(&shape));
+        let Source::Hackbench(t) = thread else {
+            panic!()
+        };
+        assert!(t.write_ns < h.write_ns, "threads cost less a message");
     }
 }
