@@ -61,6 +61,9 @@
 //!   file per mechanism, named after its C function, each opening with its C source.
 //! - `load/`: one file per kind of workload source (a benchmark's load); [`work`] describes
 //!   them, publicly, for the scenarios.
+//! - `block.rs`: a synchronizing load's task (llama's team, hackbench's senders and
+//!   receivers) blocking on the load's object instead of a timer and woken by another task,
+//!   and the wakeup and fork entry points (`wake_up`, `fork`).
 //! - `metrics.rs`: the counters, each CPU's time accounting, and the run's [`Outcome`].
 //! - `hotplug.rs`: CPUs taken offline and brought back, the engine's side.
 //! - `governor.rs`: the menu-like cpuidle governor ([`Governor`]).
