@@ -68,9 +68,10 @@ pub struct Outcome {
     pub first_violation: Option<String>,
     /// Warnings the crate counted.
     pub warnings: u64,
-    /// Batches finished (closed-loop batch sources).
+    /// Batches finished (closed-loop batch sources; a llama load's decodes).
     pub batches_done: u64,
-    /// Median time from a batch's arrival to its last task's end, in milliseconds.
+    /// Median time from a batch's arrival to its last task's end (a llama decode's, from its
+    /// first node's round to its last's release), in milliseconds.
     pub batch_ms: Option<f64>,
     /// The workload's own throughput after the warm-up ([`warmup`]), in `work_unit`s: a
     /// llama load's decodes (a decode's barrier rounds counted as they pass, so fractions of
