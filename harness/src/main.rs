@@ -95,6 +95,18 @@ enum ScenarioArg {
     /// The frontier: 768 CPUs in two cpusets of 384, mostly idle, churning (`--engine
     /// virtual` only).
     Frontier,
+    /// Seed 001's llama-batched-bench on its 80-CPU machine, a team of `--threads` threads
+    /// (`--engine virtual` only).
+    Llama,
+    /// Seed 001's hackbench, process mode, `--groups` groups, on its 80-CPU machine
+    /// (`--engine virtual` only).
+    HackbenchProcess,
+    /// The same in thread mode (`--engine virtual` only).
+    HackbenchThread,
+    /// Seed 000's `hackbench 40 process 10000 loops` on its 480-CPU machine, continuous
+    /// (`--engine virtual` only).
+    #[value(name = "hackbench-480")]
+    Hackbench480,
 }
 
 /// How the machine is run.
@@ -290,6 +302,23 @@ struct Cli {
     #[arg(long, value_parser = parse_cpus)]
     cpus: Option<usize>,
 
+    /// `--scenario llama`: the llama team's threads, the main thread included (`-t`; 80; the
+    /// seed ran several counts, e.g. 16, 32, 64, 80).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    threads: Option<u64>,
+
+    /// The hackbench scenarios: groups of 20 senders and 20 receivers (10 on 80 CPUs, 40 on
+    /// 480).
+    #[arg(long, value_name = "G", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    groups: Option<u64>,
+
+    /// The llama and hackbench scenarios: set one of the load's parameters (repeatable), for
+    /// sensitivity runs. llama: nodes, slice-ns, main-ns, spin-ns, throttled-spin-ns;
+    /// hackbench: loops (0: continuous), write-ns, read-ns, capacity, wake-writers-at,
+    /// wake-all-writers (0 or 1). Their defaults and sources: harness/README.md.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_load_param)]
+    load_param: Vec<(String, u64)>,
+
     /// Seconds per run [default: 1; with --engine virtual, 0.2 simulated seconds].
     #[arg(long, allow_negative_numbers = true, value_parser = parse_seconds)]
     seconds: Option<f64>,
@@ -351,6 +380,17 @@ struct Cli {
     /// runs). Needs --runs 3 or more.
     #[arg(long)]
     strict: bool,
+}
+
+fn parse_load_param(s: &str) -> Result<(String, u64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let v = value
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("`{value}` is not a whole number"))?;
+    Ok((name.trim().to_string(), v))
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -475,12 +515,23 @@ fn main() -> ExitCode {
         ScenarioArg::Churn => vec![Scenario::Churn],
         ScenarioArg::Irqtime => vec![Scenario::Irqtime],
         ScenarioArg::Soak => vec![Scenario::Soak],
-        ScenarioArg::Frontier => {
+        ScenarioArg::Frontier
+        | ScenarioArg::Llama
+        | ScenarioArg::HackbenchProcess
+        | ScenarioArg::HackbenchThread
+        | ScenarioArg::Hackbench480 => {
             return usage_error(
-                "--scenario frontier runs on the virtual engine: add --engine virtual",
+                "--scenario frontier, llama and the hackbench scenarios run on the virtual \
+                 engine: add --engine virtual",
             );
         }
     };
+    if cli.threads.is_some() || cli.groups.is_some() || !cli.load_param.is_empty() {
+        return usage_error(
+            "--threads, --groups and --load-param apply to --engine virtual's benchmark \
+             scenarios",
+        );
+    }
     if cli.strict && (cli.runs as usize) < MIN_KEPT {
         return usage_error(&format!(
             "--strict needs --runs {MIN_KEPT} or more: a comparison of fewer kept runs is \
@@ -717,6 +768,10 @@ fn virtual_main(cli: &Cli) -> ExitCode {
         ScenarioArg::Churn => vec![VirtualScenario::Churn],
         ScenarioArg::Irqtime => vec![VirtualScenario::Irqtime],
         ScenarioArg::Frontier => vec![VirtualScenario::Frontier],
+        ScenarioArg::Llama => vec![VirtualScenario::Llama],
+        ScenarioArg::HackbenchProcess => vec![VirtualScenario::HackbenchProcess],
+        ScenarioArg::HackbenchThread => vec![VirtualScenario::HackbenchThread],
+        ScenarioArg::Hackbench480 => vec![VirtualScenario::Hackbench480],
         ScenarioArg::Soak => {
             return usage_error(
                 "--scenario soak runs on threads; the virtual engine checks every invariant \
@@ -761,9 +816,21 @@ fn virtual_main(cli: &Cli) -> ExitCode {
     let policies = cli.policy.policies();
     let mut report = Report::new();
     let show_progress = std::io::stderr().is_terminal();
+    let opts = engine::scenario::LoadOpts {
+        threads: cli.threads.map(|t| t as usize),
+        groups: cli.groups.map(|g| g as usize),
+        params: cli.load_param.clone(),
+    };
     for &scenario in &scenarios {
         let cpus = cli.cpus.unwrap_or(scenario.default_cpus());
         let shape = scenario.shape(cpus);
+        let workload = match scenario.workload_with(&shape, &opts) {
+            Ok(w) => w,
+            Err(e) => return usage_error(&e),
+        };
+        if let Some(note) = engine::scenario::load_note(&workload) {
+            report.notes.push(format!("{}: {note}", scenario.name()));
+        }
         let governor = match cli.governor {
             GovernorArg::None => engine::Governor::None,
             GovernorArg::Menu => engine::Governor::Menu,

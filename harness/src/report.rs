@@ -179,6 +179,27 @@ pub fn applies(scenario: &str, metric: &str) -> bool {
                 "frontier",
                 "due_tick_pct" | "ilb_passes_per_sec" | "ilb_top_share_pct" | "busy_pct"
             )
+            | (
+                "llama",
+                "throughput"
+                    | "burst_ms"
+                    | "busy_pct"
+                    | "invisible_idle_pct"
+                    | "ilb_passes_per_sec"
+            )
+            | (
+                "hackbench-process" | "hackbench-thread",
+                "throughput" | "busy_pct" | "invisible_idle_pct" | "ilb_passes_per_sec"
+            )
+            | (
+                "hackbench-480",
+                "throughput"
+                    | "busy_pct"
+                    | "ilb_passes_per_sec"
+                    | "exit_idle_pct"
+                    | "kick_pct"
+                    | "kernel_pct"
+            )
     )
 }
 
@@ -298,6 +319,25 @@ fn own_metrics(r: &RunStats) -> String {
             ("irqtime%", r.irqtime_pct),
             ("kernel%", r.kernel_pct),
             ("busy%", r.busy_pct),
+        ],
+        "llama" => vec![
+            ("decodes/s", r.throughput),
+            ("decode_ms", r.burst_ms),
+            ("busy%", r.busy_pct),
+            ("invisible%", r.invisible_idle_pct),
+        ],
+        "hackbench-process" | "hackbench-thread" => vec![
+            ("msgs/s", r.throughput),
+            ("busy%", r.busy_pct),
+            ("invisible%", r.invisible_idle_pct),
+            ("ilb/s", r.ilb_passes_per_sec),
+        ],
+        "hackbench-480" => vec![
+            ("msgs/s", r.throughput),
+            ("busy%", r.busy_pct),
+            ("exit%", r.exit_idle_pct),
+            ("kick%", r.kick_pct),
+            ("kernel%", r.kernel_pct),
         ],
         "frontier" => vec![
             ("due%", r.due_tick_pct),

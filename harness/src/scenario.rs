@@ -220,9 +220,12 @@ pub struct RunStats {
     /// `function=share`, largest first) and, after a slash, the largest share of one CPU's
     /// time; one space-separated field.
     pub fn_pct: Option<String>,
-    /// Virtual engine: the workload's own throughput, in `throughput_unit`.
+    /// Virtual engine: the workload's own throughput after the warm-up, in
+    /// `throughput_unit` (llama decodes, hackbench messages, batches, tasks, per simulated
+    /// second).
     pub throughput: Option<f64>,
-    /// Virtual engine: the unit of `throughput` (`tasks/s`, `batches/s`, ...).
+    /// Virtual engine: the unit of `throughput` (`decodes/s`, `messages/s`, `batches/s`,
+    /// `tasks/s`).
     pub throughput_unit: Option<&'static str>,
     /// Virtual engine: CPU time idle while a task it may run waited on a run queue, ms per
     /// simulated second (the waste balancing exists to remove).

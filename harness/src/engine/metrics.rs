@@ -89,10 +89,17 @@ pub struct Outcome {
     pub first_violation: Option<String>,
     /// Warnings the crate counted.
     pub warnings: u64,
-    /// Batches finished (closed-loop batch sources).
+    /// Batches finished (closed-loop batch sources; a llama load's decodes).
     pub batches_done: u64,
-    /// Median time from a batch's arrival to its last task's end, in milliseconds.
+    /// Median time from a batch's arrival to its last task's end (a llama decode's, from its
+    /// first node's round to its last's release), in milliseconds.
     pub batch_ms: Option<f64>,
+    /// The workload's own throughput after the warm-up ([`warmup`]), in `work_unit`s: a
+    /// llama load's decodes (a decode's barrier rounds counted as they pass, so fractions of
+    /// one count), hackbench's messages read.
+    pub work_done: f64,
+    /// What `work_done` counts (`decodes`, `messages`; empty for loads that count none).
+    pub work_unit: &'static str,
     /// Nanoseconds all CPUs together spent in the crate's code after the warm-up
     /// ([`warmup`]), by the cost model (0 without the counting build).
     pub kernel_ns: u64,
@@ -166,6 +173,8 @@ pub(super) struct Counts {
     pub(super) due_jiffies: u64,
     last_busy_jiffy: Option<usize>,
     last_jiffy_due: bool,
+    /// The load's own work (llama decodes, hackbench messages), after the warm-up.
+    pub(super) work_done: f64,
 }
 
 impl Counts {
@@ -392,6 +401,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             n.ahead.clear();
             n.busy_jiffies = 0;
             n.due_jiffies = 0;
+            n.work_done = 0.0;
         });
         self.warm_at.set(now);
     }
@@ -598,6 +608,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 let ms: Vec<f64> = n.batch_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
                 crate::measure::median(&ms)
             },
+            work_done: n.work_done,
+            work_unit: self.workload.work_unit(),
             kernel_ns: self.cpus.iter().map(|s| s.kernel_ns.get()).sum(),
             cost,
             measured_seconds: measured,

@@ -61,6 +61,9 @@
 //!   file per mechanism, named after its C function, each opening with its C source.
 //! - `load/`: one file per kind of workload source (a benchmark's load); [`work`] describes
 //!   them, publicly, for the scenarios.
+//! - `block.rs`: a synchronizing load's task (llama's team, hackbench's senders and
+//!   receivers) blocking on the load's object instead of a timer and woken by another task,
+//!   and the wakeup and fork entry points (`wake_up`, `fork`).
 //! - `metrics.rs`: the counters, each CPU's time accounting, and the run's [`Outcome`].
 //! - `hotplug.rs`: CPUs taken offline and brought back, the engine's side.
 //! - `governor.rs`: the menu-like cpuidle governor ([`Governor`]).
@@ -68,6 +71,7 @@
 //!   [`validate`] its check against the bench; [`topo`]: the machine's shape; [`scenario`]:
 //!   the seeds' machines and loads.
 
+mod block;
 mod check;
 pub mod cost;
 mod governor;
@@ -83,7 +87,7 @@ pub mod work;
 use crate::sim::{CAP, Cpu, Mach};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use load::BatchSt;
+use load::{BatchSt, SyncSt};
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, IdleHooks, Ipi, KTIME_MAX, NewidleDomain,
     NewidleOutcome, Softirq, TickHardware, Topology, tick_nsec,
@@ -287,6 +291,9 @@ struct Task {
     batch: Option<usize>,
     /// Since when it is runnable and waiting to run (`None` while it runs or sleeps).
     runnable_since: Option<u64>,
+    /// The synchronizing load (its source) that decides what it does when a stretch of its
+    /// work ends (`block.rs`), if any.
+    script: Option<usize>,
 }
 
 /// One logical CPU, as the engine keeps it.
@@ -397,6 +404,8 @@ struct Engine<P: Policy, const HZ: u32> {
     /// Per cpuset: run queues with more than one task (the root domain's overload).
     overloaded: Vec<Cell<usize>>,
     batches: RefCell<Vec<BatchSt>>,
+    /// Per source: a synchronizing load's state (its barrier, its buffers, its tasks' places).
+    syncs: RefCell<Vec<SyncSt>>,
     /// An ILB pass with STATS ran since the last check.
     stats_pass_done: Cell<bool>,
     rng: RefCell<fastrand::Rng>,
@@ -465,6 +474,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             timers: RefCell::new(BTreeMap::new()),
             overloaded: (0..cfg.shape.cpusets).map(|_| Cell::new(0)).collect(),
             batches: RefCell::new(vec![BatchSt::default(); cfg.workload.sources.len()]),
+            syncs: RefCell::new(
+                (0..cfg.workload.sources.len())
+                    .map(|_| SyncSt::None)
+                    .collect(),
+            ),
             stats_pass_done: Cell::new(false),
             rng: RefCell::new(fastrand::Rng::with_seed(cfg.seed)),
             counts: RefCell::new(Counts::default()),
@@ -575,6 +589,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             allowed,
             batch,
             runnable_since: None,
+            script: None,
         };
         let mut tasks = self.tasks.borrow_mut();
         match self.free.borrow_mut().pop() {
@@ -724,8 +739,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         Some(t)
     }
 
-    /// The running task's run ended: it blocks on a timer here, or exits.
+    /// The running task's run ended: its load decides what follows (a synchronizing load's
+    /// task, `block.rs`), or it blocks on a timer here, or exits.
     fn complete(&self, c: usize) {
+        if self.script_done(c) {
+            return;
+        }
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
@@ -779,10 +798,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// (`load/`).
     fn fire(&self, c: usize, act: Act) {
         match act {
-            Act::Wake(t) => {
-                let to = self.select_idle_sibling(t);
-                self.enqueue(to, t);
-            }
+            Act::Wake(t) => self.wake_up(t, c, false),
             Act::Arrive(src) => self.arrive(c, src),
             Act::Device(src) => self.device_interrupt(c, src),
             Act::Batch(src) => self.batch_arrives(c, src),
@@ -1227,6 +1243,10 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
                 }
                 e.current.set(Some(c));
                 e.complete(c);
+                if s.curr.get().is_some() {
+                    // A synchronizing load's task runs on (`block.rs`).
+                    return Ok(());
+                }
                 return self.schedule(c);
             }
             Ev::Tick(generation) if generation != s.tick_gen.get() => return Ok(()),

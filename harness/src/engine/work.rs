@@ -64,6 +64,99 @@ pub enum Source {
         /// Their behaviour (each task runs once and exits; `sleep_ns` and `runs` are not used).
         kind: TaskKind,
     },
+    /// `llama-batched-bench`'s decode loop on ggml's CPU backend with OpenMP: a team of
+    /// threads meeting at a barrier after every graph node (`load/llama.rs`).
+    Llama(Llama),
+    /// hackbench: groups of senders and receivers over sockets or pipes (`load/hackbench.rs`).
+    Hackbench(Hackbench),
+}
+
+/// `llama-batched-bench` generating tokens: `threads` threads (the main thread, thread 0 of the
+/// OpenMP team, and `threads - 1` workers it forks at start), each decode `nodes` barrier
+/// rounds in which every thread runs its equal slice of the node, then the main thread's own
+/// work between decodes while the workers wait at the team's dock.
+///
+/// A waiting thread spins (running, its CPU busy) for `spin_ns` and then sleeps until the
+/// round's last thread wakes it (libgomp's `do_wait`: `GOMP_SPINCOUNT` spins, then a futex);
+/// `throttled_spin_ns` instead when the team outnumbers the CPUs it may run on (libgomp's
+/// `gomp_throttled_spin_count_var`). Every parameter and its source: harness/README.md, "The
+/// seeds' benchmarks as loads".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Llama {
+    /// The CPU the benchmark starts on (its main thread).
+    pub on: usize,
+    /// Threads in the team, the main thread included (`-t`).
+    pub threads: usize,
+    /// Barrier rounds per decode: one per graph node.
+    pub nodes: u32,
+    /// Each thread's slice of a node, in nanoseconds.
+    pub slice_ns: u64,
+    /// The main thread's own work between two decodes, in nanoseconds.
+    pub main_ns: u64,
+    /// How long a waiting thread spins before it sleeps, in nanoseconds.
+    pub spin_ns: u64,
+    /// The same when the team outnumbers the CPUs it may run on.
+    pub throttled_spin_ns: u64,
+}
+
+/// hackbench (`hackbench [-pipe] <groups> process|thread <loops>`): per group, `fds` receivers
+/// and `fds` senders; each sender writes, `loops` times, one message to each receiver of its
+/// group in turn, blocking while that receiver's buffer is full; each receiver reads its
+/// messages one at a time, blocking while its buffer is empty. Every wakeup is a sync wakeup
+/// from the writer's or reader's CPU.
+///
+/// Process and thread mode differ in the kernel's scheduler by nothing the engine models (the
+/// same tasks, the same wakeups); they differ here by their per-message costs, which come
+/// from measurements of each mode (harness/README.md, "The seeds' benchmarks as loads").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hackbench {
+    /// The CPU the benchmark starts on (it forks every task from there).
+    pub on: usize,
+    /// Groups.
+    pub groups: usize,
+    /// Senders and receivers per group (hackbench's `num_fds`, 20).
+    pub fds: usize,
+    /// Rounds each sender writes (0: continuous, a sender starts over forever).
+    pub loops: u32,
+    /// CPU time of one write, in nanoseconds.
+    pub write_ns: u64,
+    /// CPU time of one read, in nanoseconds.
+    pub read_ns: u64,
+    /// Each receiver's buffer.
+    pub buffer: Buffer,
+}
+
+/// A receiver's buffer (its socket's send side, or its pipe), in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buffer {
+    /// Messages it holds at most (those being written or read included).
+    pub capacity: usize,
+    /// Blocked writers are woken once a read leaves at most this many.
+    pub wake_writers_at: usize,
+    /// All blocked writers are woken at once (a socket's wait queue), or one, which wakes the
+    /// next if room is left after its write (a pipe's exclusive wait).
+    pub wake_all_writers: bool,
+}
+
+impl Buffer {
+    /// An `AF_UNIX` stream socket with the default send buffer: room for 256 messages of up
+    /// to 256 bytes (`SK_WMEM_MAX` is defined as 256 such buffers' true size), writers woken
+    /// all at once when at most a quarter is in use (`unix_writable`, `unix_write_space`).
+    pub const SOCKET: Buffer = Buffer {
+        capacity: 256,
+        wake_writers_at: 64,
+        wake_all_writers: true,
+    };
+
+    /// A pipe of 16 pages of 4 KiB (`PIPE_DEF_BUFFERS`), 100-byte writes merged into the last
+    /// page while they fit (40 a page): 640 messages; a reader freeing a page of a full pipe
+    /// wakes one writer (`pipe_read`, an exclusive wait), which wakes the next while room is
+    /// left (`pipe_write`).
+    pub const PIPE: Buffer = Buffer {
+        capacity: 640,
+        wake_writers_at: 600,
+        wake_all_writers: false,
+    };
 }
 
 /// A whole workload.
@@ -98,6 +191,19 @@ impl Workload {
             return Err("this load has no arriving tasks whose rate sets its utilization".into());
         }
         Ok(Workload { sources })
+    }
+
+    /// What the workload's own throughput counts (`Outcome::work_done`): decodes for a llama
+    /// load, messages read for hackbench, none for the others.
+    pub fn work_unit(&self) -> &'static str {
+        self.sources
+            .iter()
+            .find_map(|s| match s {
+                Source::Llama(_) => Some("decodes"),
+                Source::Hackbench(_) => Some("messages"),
+                _ => None,
+            })
+            .unwrap_or("")
     }
 }
 
