@@ -34,12 +34,16 @@
 //!
 //! Each CPU runs one task at a time from a FIFO queue, rotating at the tick after
 //! [`SLICE_NS`] while others wait. A task runs, sleeps on a timer of the CPU it ran on, and is
-//! woken where it slept if that CPU is idle, else on an idle CPU of that CPU's cache, else
-//! where it slept (`select_idle_sibling`, simplified). The balancer ([`Balance`]) pulls from
-//! the busiest CPU of each scheduling domain with the kernel's per-domain intervals
-//! (`balance_interval` from the domain's weight, doubled while balanced, times the busy factor
-//! on a busy CPU). These scheduler parts, which the crate does not mirror, are the engine's
-//! own, one file per mechanism named after its C function, in `sched/`.
+//! woken by that timer (or by another task, from that task's CPU), placed as the kernel
+//! places a wakeup: `select_task_rq_fair` (`wake_affine`, then an idle CPU of the target's
+//! cache by `select_idle_sibling`, its scan limited by SIS_UTIL), on PELT-like signals of each
+//! CPU and task. A new task is placed as the kernel places a fork (`find_idlest_group`, from
+//! the forking CPU's top domain down). Each has one entry point, `wake_up` and `fork`. The
+//! balancer ([`Balance`]) pulls from the busiest CPU of each scheduling domain with the
+//! kernel's per-domain intervals (`balance_interval` from the domain's weight, doubled while
+//! balanced, times the busy factor on a busy CPU). These scheduler parts, which the crate does
+//! not mirror, are the engine's own, one file per mechanism named after its C function, in
+//! `sched/`.
 //!
 //! # Checks
 //!
@@ -262,6 +266,8 @@ struct Task {
     allowed: Range<usize>,
     /// The batch source it belongs to, if any.
     batch: Option<usize>,
+    /// Its placement state (PELT, wakees, `recent_used_cpu`).
+    place: sched::TaskPlace,
 }
 
 /// One logical CPU, as the engine keeps it.
@@ -312,6 +318,8 @@ struct CpuSt {
     /// The last idle periods (halts), for the governor; `idle_seen` counts them all.
     idle_hist: Cell<[u64; IDLE_HISTORY]>,
     idle_seen: Cell<u64>,
+    /// Its placement state (PELT, idle stamp, its cache's shared state).
+    place: sched::CpuPlace,
 }
 
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
@@ -370,6 +378,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 CpuSt {
                     nohz_full: cfg.shape.is_nohz_full(c),
                     domains: RefCell::new(domains),
+                    // Every CPU boots into its idle task.
+                    idle_current: Cell::new(true),
                     ..CpuSt::default()
                 }
             })
@@ -437,14 +447,10 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         s.queue.borrow().len() + usize::from(s.curr.get().is_some())
     }
 
-    /// Nothing runs or waits on `c`.
-    fn is_idle(&self, c: usize) -> bool {
-        self.nr(c) == 0
-    }
-
     /// Keeps the cpuset's overload count as `c`'s run queue went from `before` tasks to
     /// what it has now.
     fn count_overload(&self, c: usize, before: usize) {
+        self.update_load_avg(c);
         let nr = self.nr(c);
         let o = &self.overloaded[self.shape.cpuset_index(c)];
         match (before > 1, nr > 1) {
@@ -491,6 +497,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             prev: cpu,
             allowed,
             batch,
+            place: sched::TaskPlace::new(self.now(), cpu),
         };
         let mut tasks = self.tasks.borrow_mut();
         match self.free.borrow_mut().pop() {
@@ -514,6 +521,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             "a task queued on leaving CPU {c}"
         );
         let before = self.nr(c);
+        self.pelt_enqueue(c, t);
         self.tasks.borrow_mut()[t].prev = c;
         self.cpus[c].queue.borrow_mut().push_back(t);
         let remote = self.current.get() != Some(c);
@@ -538,6 +546,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let s = &self.cpus[c];
         let before = self.nr(c) + 1;
         s.curr.set(Some(t));
+        self.pelt_running(t, true);
         s.idle_current.set(false);
         s.need_resched.set(false);
         s.run_start.set(self.now());
@@ -575,6 +584,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     fn take_curr(&self, c: usize) -> Option<usize> {
         let s = &self.cpus[c];
         let t = s.curr.take()?;
+        self.pelt_running(t, false);
         let ran = self.now() - s.run_start.get();
         s.credit_busy(ran);
         let mut tasks = self.tasks.borrow_mut();
@@ -589,6 +599,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
+        self.pelt_block(t);
         self.cpus[c].blocked.set(sched::BLOCKED);
         self.count(|n| n.runs_completed += 1);
         let (kind, runs_left, batch) = {
@@ -596,12 +607,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             (task.kind, task.runs_left, task.batch)
         };
         if let Some(src) = batch {
+            self.pelt_dead(t);
             self.free.borrow_mut().push(t);
             self.count(|n| n.tasks_completed += 1);
             self.batch_task_done(src);
             return;
         }
         if runs_left == 1 || kind.sleep_ns == 0 {
+            self.pelt_dead(t);
             self.free.borrow_mut().push(t);
             self.count(|n| n.tasks_completed += 1);
             return;
@@ -637,10 +650,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// (`load/`).
     fn fire(&self, c: usize, act: Act) {
         match act {
-            Act::Wake(t) => {
-                let to = self.select_idle_sibling(t);
-                self.enqueue(to, t);
-            }
+            Act::Wake(t) => self.wake_up(t, c, false),
             Act::Arrive(src) => self.arrive(c, src),
             Act::Device(src) => self.device_interrupt(c, src),
             Act::Batch(src) => self.batch_arrives(c, src),
@@ -958,6 +968,7 @@ impl<P: Policy, const HZ: u32> Runner<P, HZ> {
         // The switch to the idle task, then its loop.
         let s = &e.cpus[c];
         s.idle_current.set(true);
+        e.set_next_task_idle(c);
         e.publish(c, 0);
         s.in_idle.set(true);
         self.resume(c, Irq::GoIdle)

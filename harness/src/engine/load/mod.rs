@@ -3,7 +3,7 @@
 //!
 //! A workload is described by [`Source`]s (`engine/work.rs`, public: the scenarios build
 //! them); this room is the engine's side of each: [`initial`] (tasks present at boot),
-//! [`arrivals`] (new tasks arriving at random), [`batches`] (closed-loop batches queued on
+//! [`arrivals`] (new tasks arriving at random), [`batches`] (closed-loop batches forked from
 //! one CPU, a batched-inference bench) and [`interrupts`] (device interrupts). A new
 //! benchmark load adds a `Source` variant and a file here. Every task, whatever its source,
 //! then behaves as its [`TaskKind`](super::work::TaskKind) says: the engine's core runs it,

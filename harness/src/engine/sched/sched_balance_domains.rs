@@ -29,13 +29,20 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let mut next = now.add(60 * HZ as usize);
         let levels = self.cpus[cpu].domains.borrow().len();
         for k in 0..levels {
-            let (span, last, interval) = {
+            let (span, last, interval, pct) = {
                 let d = &self.cpus[cpu].domains.borrow()[k];
-                (d.span.clone(), d.last_balance, d.interval(busy, HZ, online))
+                let pct = d.imbalance_pct();
+                (
+                    d.span.clone(),
+                    d.last_balance,
+                    d.interval(busy, HZ, online),
+                    pct,
+                )
             };
             let mut last = Jiffies::new(last);
             let mut interval = interval;
             if now.is_after_eq(last.add(interval)) {
+                self.update_idle_cpu_scan(cpu, &span, pct);
                 let moved = self.sched_balance_rq(cpu, span, usize::MAX);
                 if moved > 0 {
                     self.count(|n| {
