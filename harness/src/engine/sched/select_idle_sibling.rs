@@ -36,9 +36,11 @@ use std::ops::Range;
 pub(in crate::engine) struct LlcShared {
     /// `has_idle_cores`: a whole core of the cache went idle since a scan last found none.
     pub(super) has_idle_cores: Cell<bool>,
-    /// `nr_idle_scan`: how many CPUs `select_idle_cpu` may look at (SIS_UTIL); 0 at boot
-    /// (the kernel allocates it zeroed) until the cache's first periodic balance.
-    pub(super) nr_idle_scan: Cell<usize>,
+    /// `nr_idle_scan`: how many CPUs `select_idle_cpu` may look at (SIS_UTIL); `None` until
+    /// the cache's first periodic balance sets it, read as the cache's weight. A kernel
+    /// allocates it zeroed at boot, but a benchmark starts on a machine long up, whose idle
+    /// caches' balances have set it to their weight; the engine's load starts at boot.
+    pub(super) nr_idle_scan: Cell<Option<usize>>,
 }
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
@@ -157,7 +159,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         has_idle_core: bool,
         target: usize,
     ) -> Option<usize> {
-        let mut nr = self.llc_shared(target).nr_idle_scan.get() + 1;
+        let scan = self.llc_shared(target).nr_idle_scan.get();
+        let mut nr = scan.unwrap_or(llc.len()) + 1;
         if nr == 1 {
             return None;
         }

@@ -77,7 +77,7 @@ impl E {
     }
 
     fn scan(&self, c: usize, nr: usize) {
-        self.llc_shared(c).nr_idle_scan.set(nr);
+        self.llc_shared(c).nr_idle_scan.set(Some(nr));
     }
 
     fn prev(&self, t: usize, c: usize) {
@@ -527,14 +527,14 @@ fn the_cache_balance_sets_the_scan_depth_from_its_utilization() {
         }
         // Another span than the cache's: nothing.
         e.update_idle_cpu_scan(0, &(0..16), 117);
-        assert_eq!(e.llc_shared(0).nr_idle_scan.get(), 0);
+        assert_eq!(e.llc_shared(0).nr_idle_scan.get(), None);
         // The cache at 75 %: (1024 - 788) * 8 / 1024 = 1.
         e.update_idle_cpu_scan(3, &(0..8), 117);
-        assert_eq!(e.llc_shared(0).nr_idle_scan.get(), 1);
-        assert_eq!(e.llc_shared(8).nr_idle_scan.get(), 0);
+        assert_eq!(e.llc_shared(0).nr_idle_scan.get(), Some(1));
+        assert_eq!(e.llc_shared(8).nr_idle_scan.get(), None);
         // The other cache, idle: all 8.
         e.update_idle_cpu_scan(9, &(8..16), 117);
-        assert_eq!(e.llc_shared(8).nr_idle_scan.get(), 8);
+        assert_eq!(e.llc_shared(8).nr_idle_scan.get(), Some(8));
     });
 }
 

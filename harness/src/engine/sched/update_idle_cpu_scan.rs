@@ -41,7 +41,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         let sum: u64 = llc.clone().map(|c| self.cpu_util(c)).sum();
         let nr = nr_idle_scan(sum, llc.len() as u64, pct);
-        self.llc_shared(cpu).nr_idle_scan.set(nr);
+        self.llc_shared(cpu).nr_idle_scan.set(Some(nr));
     }
 }
 
