@@ -196,6 +196,19 @@ fn with_smt_an_idle_core_is_preferred_and_prev_sibling_without_one() {
     });
 }
 
+#[test]
+fn an_idle_core_needs_every_other_thread_idle() {
+    // SMT4: cores {0..4} {4..8}.
+    on(shape(8, 4, 8, 8), |e| {
+        e.busy(1);
+        e.update_idle_core(0);
+        assert!(!e.llc_shared(0).has_idle_cores.get());
+        // CPU 5 idling while its siblings 4, 6, 7 are idle: a whole idle core.
+        e.update_idle_core(5);
+        assert!(e.llc_shared(0).has_idle_cores.get());
+    });
+}
+
 // ---- wake_affine ---------------------------------------------------------------------------
 
 #[test]
@@ -333,6 +346,25 @@ fn a_timer_wakeup_searches_from_prev_and_an_idle_waker_in_the_cache_pulls() {
         // Unless that CPU is leaving: the fallback, the cpuset's first CPU.
         e.cpus[2].leaving.set(true);
         assert_eq!(e.select_task_rq(t, 0, false), 0);
+    });
+}
+
+#[test]
+fn wake_affine_weighs_with_the_margin_of_the_lowest_domain_spanning_both() {
+    // Cores {0,1} {2,3} in one cache of 4: the waker 0 and prev 3 share the MC domain (pct
+    // 117, a 108 % bias), not the SMT one (110, 105 %).
+    on(shape(8, 2, 4, 8), |e| {
+        let t = e.task(3);
+        for c in 0..4 {
+            e.busy(c);
+        }
+        e.set_signals(0, 0, 0);
+        // 100 x (0 + 1024) against 108 x (1984 - 1024) = 103,680: the waker's CPU; at 105 %
+        // (100,800) it would have been prev.
+        e.set_signals(3, 0, 1984);
+        assert_eq!(e.select_task_rq(t, 0, false), 0);
+        e.set_signals(3, 0, 1970);
+        assert_eq!(e.select_task_rq(t, 0, false), 3);
     });
 }
 
