@@ -350,7 +350,7 @@ mod tests {
         let mut h = Signal::default();
         h.advance(MS / 2, ONE);
         h.advance(MS, 0);
-        let step = (u128::from(ONE / 2) * u128::from((1u64 << 32) - y_pow()[1]) >> 32) as u64;
+        let step = ((u128::from(ONE / 2) * u128::from((1u64 << 32) - y_pow()[1])) >> 32) as u64;
         assert_eq!(h.value, step);
         assert_eq!(h.avg(), 10);
     }
