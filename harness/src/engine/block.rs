@@ -23,8 +23,8 @@
 //! engine's simple placement (`select_idle_sibling` from the CPU the task last ran on, or
 //! from the parent's).
 
+use super::Engine;
 use super::work::TaskKind;
-use super::{Engine, sched};
 use nohz::Policy;
 
 /// What a task of a synchronizing load does when its stretch of work ends.
@@ -52,14 +52,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             Step::Run(ns) => self.extend_run(c, t, ns),
             Step::Block => {
                 self.leave_cpu(c);
-                // Its load stays behind, blocked: a task of these loads runs whenever it can
-                // (its kind says it never sleeps on its own).
-                let util = sched::blocked_util(&self.tasks.borrow()[t].kind);
-                self.leave_blocked(c, util);
+                // Its load stays behind, blocked, decaying (PELT).
+                self.pelt_block(t);
                 self.count(|n| n.runs_completed += 1);
             }
             Step::Exit => {
                 self.leave_cpu(c);
+                self.pelt_dead(t);
                 self.free.borrow_mut().push(t);
                 self.count(|n| {
                     n.runs_completed += 1;
@@ -123,25 +122,5 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         tasks[t].script = Some(src);
         tasks[t].left = left;
         t
-    }
-
-    /// `try_to_wake_up`: sleeping task `t` is woken by the task running on `waker_cpu` (a
-    /// `sync` wakeup: the waker is about to sleep), placed and queued.
-    ///
-    /// Today's placement: `select_idle_sibling` from where `t` slept; neither the waker's
-    /// CPU nor `sync` is read yet.
-    pub(super) fn wake_up(&self, t: usize, waker_cpu: usize, sync: bool) {
-        let _ = (waker_cpu, sync);
-        let to = self.select_idle_sibling(t);
-        self.enqueue(to, t);
-    }
-
-    /// `wake_up_new_task`: new task `t`, forked by a task on `parent_cpu`, placed and queued.
-    ///
-    /// Today's placement: `select_idle_sibling` from the parent's CPU.
-    pub(super) fn fork(&self, parent_cpu: usize, t: usize) {
-        self.tasks.borrow_mut()[t].prev = parent_cpu;
-        let to = self.select_idle_sibling(t);
-        self.enqueue(to, t);
     }
 }

@@ -87,12 +87,11 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 && (P::ENTER_IDLE_WHENEVER_STOPPED || !s.nohz_full);
             // Blocked load is never lost: the platform's is not gone, so the flag is set (a
             // registered CPU set it at its idle entry; only a decay that found none clears it).
-            if settled && in_mask && P::ENTER_IDLE_WHENEVER_STOPPED && s.blocked.get() > 0 {
+            if settled && in_mask && P::ENTER_IDLE_WHENEVER_STOPPED && self.pelt_blocked_stored(i) {
                 expect(rq.has_blocked_load(), &|| {
                     format!(
-                        "CPU {i} idles registered with {} blocked load left, but \
-                         rq.has_blocked_load is clear (lost)",
-                        s.blocked.get()
+                        "CPU {i} idles registered with blocked load left, but \
+                         rq.has_blocked_load is clear (lost)"
                     )
                 });
             }

@@ -43,8 +43,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         self.push(at, c, Ev::Hotplug);
     }
 
-    /// `c`'s queued tasks go to other CPUs (`balance_push`): an idle CPU of its cache, else
-    /// the first CPU of its cpuset; a task bound to `c` loses its binding (the kernel's
+    /// `c`'s queued tasks go to other CPUs (`balance_push`): an idle CPU of its cache (as
+    /// `select_idle_sibling` finds one from `c`), else the first CPU of its cpuset; a task bound to `c` loses its binding (the kernel's
     /// `select_fallback_rq`).
     fn push_tasks_away(&self, c: usize) {
         let before = self.nr(c);
@@ -57,7 +57,10 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                     tasks[t].allowed = self.shape.cpuset(c);
                 }
             }
-            let to = self.select_idle_sibling(t);
+            let to = match self.select_idle_sibling(t, c, c) {
+                to if self.cpus[to].leaving.get() => self.fallback(to),
+                to => to,
+            };
             self.enqueue(to, t);
         }
     }

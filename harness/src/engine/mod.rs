@@ -34,12 +34,16 @@
 //!
 //! Each CPU runs one task at a time from a FIFO queue, rotating at the tick after
 //! [`SLICE_NS`] while others wait. A task runs, sleeps on a timer of the CPU it ran on, and is
-//! woken where it slept if that CPU is idle, else on an idle CPU of that CPU's cache, else
-//! where it slept (`select_idle_sibling`, simplified). The balancer ([`Balance`]) pulls from
-//! the busiest CPU of each scheduling domain with the kernel's per-domain intervals
-//! (`balance_interval` from the domain's weight, doubled while balanced, times the busy factor
-//! on a busy CPU). These scheduler parts, which the crate does not mirror, are the engine's
-//! own, one file per mechanism named after its C function, in `sched/`.
+//! woken by that timer (or by another task, from that task's CPU), placed as the kernel
+//! places a wakeup: `select_task_rq_fair` (`wake_affine`, then an idle CPU of the target's
+//! cache by `select_idle_sibling`, its scan limited by SIS_UTIL), on PELT-like signals of each
+//! CPU and task. A new task is placed as the kernel places a fork (`find_idlest_group`, from
+//! the forking CPU's top domain down). Each has one entry point, `wake_up` and `fork`. The
+//! balancer ([`Balance`]) pulls from the busiest CPU of each scheduling domain with the
+//! kernel's per-domain intervals (`balance_interval` from the domain's weight, doubled while
+//! balanced, times the busy factor on a busy CPU). These scheduler parts, which the crate does
+//! not mirror, are the engine's own, one file per mechanism named after its C function, in
+//! `sched/`.
 //!
 //! # Checks
 //!
@@ -294,6 +298,8 @@ struct Task {
     /// The synchronizing load (its source) that decides what it does when a stretch of its
     /// work ends (`block.rs`), if any.
     script: Option<usize>,
+    /// Its placement state (PELT, wakees, `recent_used_cpu`).
+    place: sched::TaskPlace,
 }
 
 /// One logical CPU, as the engine keeps it.
@@ -325,9 +331,6 @@ struct CpuSt {
     kicks_in_flight: Cell<u32>,
     /// Wakeup timers pending on this CPU: (expiry, id).
     timers: RefCell<BTreeSet<(u64, u64)>>,
-    /// Blocked load (PELT's scale, 1024 a task that never sleeps), as of `blocked_at`.
-    blocked: Cell<u32>,
-    blocked_at: Cell<u64>,
     domains: RefCell<Vec<Domain>>,
     busy_ns: Cell<u64>,
     idle_ns: Cell<u64>,
@@ -378,6 +381,8 @@ struct CpuSt {
     tick_stop_j: Cell<Option<Jiffies>>,
     stopped_ticks: Cell<usize>,
     account_due: Cell<Option<usize>>,
+    /// Its placement state (PELT, idle stamp, its cache's shared state).
+    place: sched::CpuPlace,
 }
 
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
@@ -450,6 +455,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 CpuSt {
                     nohz_full: cfg.shape.is_nohz_full(c),
                     domains: RefCell::new(domains),
+                    // Every CPU boots into its idle task.
+                    idle_current: Cell::new(true),
                     ..CpuSt::default()
                 }
             })
@@ -527,11 +534,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         s.queue.borrow().len() + usize::from(s.curr.get().is_some())
     }
 
-    /// Nothing runs or waits on `c`.
-    fn is_idle(&self, c: usize) -> bool {
-        self.nr(c) == 0
-    }
-
     /// `idle_cpu(c)`: the idle task is current and nothing is queued (a CPU in its newidle
     /// walk has not switched to its idle task yet).
     fn idle_cpu(&self, c: usize) -> bool {
@@ -541,6 +543,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// Keeps the cpuset's overload count as `c`'s run queue went from `before` tasks to
     /// what it has now.
     fn count_overload(&self, c: usize, before: usize) {
+        self.update_load_avg(c);
         let nr = self.nr(c);
         let o = &self.overloaded[self.shape.cpuset_index(c)];
         match (before > 1, nr > 1) {
@@ -590,6 +593,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             batch,
             runnable_since: None,
             script: None,
+            place: sched::TaskPlace::new(self.now(), cpu),
         };
         let mut tasks = self.tasks.borrow_mut();
         match self.free.borrow_mut().pop() {
@@ -613,15 +617,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             "a task queued on leaving CPU {c}"
         );
         let before = self.nr(c);
-        let waking = {
+        self.pelt_enqueue(c, t);
+        {
             let task = &mut self.tasks.borrow_mut()[t];
             task.prev = c;
-            let waking = task.runnable_since.is_none();
-            if waking {
-                task.runnable_since = Some(self.now());
-            }
-            waking
-        };
+            task.runnable_since.get_or_insert(self.now());
+        }
         self.cpus[c].queue.borrow_mut().push_back(t);
         let remote = self.current.get() != Some(c);
         if self.plant == Plant::LostUpdateRq && remote {
@@ -631,9 +632,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             self.publish(c, before);
         }
         let s = &self.cpus[c];
-        if waking {
-            self.newidle_woken(c);
-        }
         if s.in_idle.get() {
             s.need_resched.set(true);
             if remote {
@@ -654,6 +652,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c) + 1;
         self.note_runs(t);
         s.curr.set(Some(t));
+        self.pelt_running(t, true);
         s.idle_current.set(false);
         s.need_resched.set(false);
         s.run_start.set(self.now());
@@ -730,6 +729,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     fn take_curr(&self, c: usize) -> Option<usize> {
         let s = &self.cpus[c];
         let t = s.curr.take()?;
+        self.pelt_running(t, false);
         let ran = self.now() - s.run_start.get();
         s.credit_busy(ran);
         let mut tasks = self.tasks.borrow_mut();
@@ -748,24 +748,25 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let before = self.nr(c);
         let Some(t) = self.take_curr(c) else { return };
         self.publish(c, before);
+        self.pelt_block(t);
         self.count(|n| n.runs_completed += 1);
         let (kind, runs_left, batch) = {
             let task = &self.tasks.borrow()[t];
             (task.kind, task.runs_left, task.batch)
         };
         if let Some(src) = batch {
+            self.pelt_dead(t);
             self.free.borrow_mut().push(t);
             self.count(|n| n.tasks_completed += 1);
             self.batch_task_done(src);
             return;
         }
         if runs_left == 1 || kind.sleep_ns == 0 {
+            self.pelt_dead(t);
             self.free.borrow_mut().push(t);
             self.count(|n| n.tasks_completed += 1);
             return;
         }
-        // It blocks here: its load stays, blocked, and decays.
-        self.leave_blocked(c, sched::blocked_util(&kind));
         let next = self.draw(|r| around(r, kind.run_ns));
         let sleep = self.draw(|r| around(r, kind.sleep_ns));
         {
@@ -940,6 +941,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         // The switch to the idle task, then its loop.
         s.idle_current.set(true);
+        self.set_next_task_idle(c);
         self.publish(c, 0);
         s.in_idle.set(true);
         self.note_idle_change(c);

@@ -19,9 +19,9 @@ pub enum VirtualScenario {
     /// Seed 001: an 80-core machine (Ampere Altra: one socket, no SMT) booted with most of
     /// its CPUs NO_HZ_FULL (the last 72; 8 housekeeping CPUs), under closed-loop batches of
     /// parallel work (a batched-inference bench): each batch, two tasks per CPU of 2 ms each,
-    /// is queued on CPU 0 for the balancer to spread. A NO_HZ_FULL CPU running one task stops
-    /// its tick, so it goes idle with the tick already stopped: under Legacy it stays out of
-    /// the idle mask, and the idle balancer never pulls work to it.
+    /// is forked from CPU 0, fork placement spreading it. A NO_HZ_FULL CPU running one task
+    /// stops its tick, so it goes idle with the tick already stopped: under Legacy it stays
+    /// out of the idle mask, and the idle balancer never pulls work to it.
     Visibility,
     /// Seed 003: a 2-socket server (224 CPUs: 2 x 56 SMT2 cores, one cache per socket) with
     /// irq-time accounting on, a SPECjbb-like load (one task per CPU, 200 us runs, 100 us

@@ -22,7 +22,8 @@ pub struct TaskKind {
 /// Where tasks come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
-    /// `n` tasks at time 0, spread round-robin over `cpus`.
+    /// `n` tasks at time 0, forked by parents on `cpus` in turn (each placed from there as a
+    /// new task).
     Initial {
         /// The CPUs, in turn.
         cpus: Range<usize>,
@@ -32,7 +33,7 @@ pub enum Source {
         kind: TaskKind,
     },
     /// New tasks arriving on random CPUs of `cpus`, `per_sec` a simulated second on average
-    /// (each woken by a timer interrupt on its CPU and placed from there).
+    /// (each forked from the CPU a timer interrupt comes on, and placed from there).
     Arrivals {
         /// The CPUs they arrive on.
         cpus: Range<usize>,
@@ -50,8 +51,8 @@ pub enum Source {
         /// Mean interrupts per simulated second per CPU.
         per_sec: u64,
     },
-    /// Batches of `n` tasks queued at once on CPU `on` (a dispatcher forking a batch of
-    /// parallel work there), left to the balancer to spread. Closed loop, as a batched
+    /// Batches of `n` tasks forked at once from CPU `on` (a dispatcher forking a batch of
+    /// parallel work), placed as new tasks, then balanced. Closed loop, as a batched
     /// benchmark runs: the next batch comes `gap_ns` after the last task of the previous one
     /// ends, so the work done in a run measures how fast batches finish.
     Batches {

@@ -1,6 +1,6 @@
 //! New tasks arriving at random: a stream (uniform gaps, a mean rate) over a range of CPUs
-//! ([`Source::Arrivals`]), each woken by a timer interrupt on its CPU and placed from there as a
-//! waking task (`select_idle_sibling`): the frontier's load.
+//! ([`Source::Arrivals`]), each forked from the CPU a timer interrupt comes on and placed from
+//! there as a new task (`find_idlest_group`): the frontier's load.
 
 use crate::engine::work::Source;
 use crate::engine::{Act, Engine};
@@ -8,8 +8,8 @@ use nohz::Policy;
 use std::ops::Range;
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
-    /// An arrival of source `src` on `c`: a new task, placed and queued, and the next
-    /// arrival armed.
+    /// An arrival of source `src` on `c`: a new task forked from `c`, and the next arrival
+    /// armed.
     pub(in crate::engine) fn arrive(&self, c: usize, src: usize) {
         let Source::Arrivals {
             cpus,
@@ -20,8 +20,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             return;
         };
         let t = self.new_task(*kind, c, None);
-        let to = self.select_idle_sibling(t);
-        self.enqueue(to, t);
+        self.fork(c, t);
         self.arm_arrival(src, cpus.clone(), *per_sec);
     }
 

@@ -1,5 +1,6 @@
-//! Closed-loop batches: `n` tasks queued at once on one CPU, left to the balancer to spread, the
-//! next batch a gap after the last task of the previous one ends ([`Source::Batches`]); a
+//! Closed-loop batches: `n` tasks forked at once from one CPU (placed by fork placement, then
+//! spread further by the balancer), the next batch a gap after the last task of the previous
+//! one ends ([`Source::Batches`]); a
 //! batched-inference bench, seed 001's load. How fast batches finish is the measure
 //! (`batches_done`, `batch_ms`).
 
@@ -15,7 +16,7 @@ pub(in crate::engine) struct BatchSt {
 }
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
-    /// A batch of source `src` comes on `c`: its tasks, all queued there.
+    /// A batch of source `src` comes on `c`: its tasks, all forked from there.
     pub(in crate::engine) fn batch_arrives(&self, c: usize, src: usize) {
         let Source::Batches { n, kind, .. } = &self.workload.sources[src] else {
             return;
@@ -26,7 +27,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         };
         for _ in 0..*n {
             let t = self.new_task(*kind, c, Some(src));
-            self.enqueue(c, t);
+            self.fork(c, t);
         }
     }
 

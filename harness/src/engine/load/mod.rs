@@ -3,7 +3,7 @@
 //!
 //! A workload is described by [`Source`]s (`engine/work.rs`, public: the scenarios build
 //! them); this room is the engine's side of each: [`initial`] (tasks present at boot),
-//! [`arrivals`] (new tasks arriving at random), [`batches`] (closed-loop batches queued on
+//! [`arrivals`] (new tasks arriving at random), [`batches`] (closed-loop batches forked from
 //! one CPU, a batched-inference bench), [`interrupts`] (device interrupts), and the seeds'
 //! benchmarks, whose tasks synchronize: [`llama`] (`llama-batched-bench`: a thread team
 //! meeting at a barrier after every graph node) and [`hackbench`] (senders and receivers

@@ -39,10 +39,15 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let levels = self.cpus[cpu].domains.borrow().len();
         for k in 0..levels {
             decayed |= self.update_newidle_cost(cpu, k, 0);
-            let (span, last, interval) = {
+            let (span, last, interval, pct) = {
                 let d = &self.cpus[cpu].domains.borrow()[k];
                 max_cost += d.max_newidle_lb_cost;
-                (d.span.clone(), d.last_balance, d.interval(busy, HZ, online))
+                (
+                    d.span.clone(),
+                    d.last_balance,
+                    d.interval(busy, HZ, online),
+                    d.imbalance_pct(),
+                )
             };
             if !continue_balancing {
                 continue;
@@ -53,6 +58,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 let (ours, read) = self.should_we_balance(cpu, k);
                 let moved = if ours {
                     self.spend(by, self.costs.domain(span.len()), ctx);
+                    // SIS_UTIL: the cache's own balance updates its scan depth.
+                    self.update_idle_cpu_scan(cpu, &span, pct);
                     self.sched_balance_rq(cpu, span, usize::MAX)
                 } else {
                     self.spend(by, self.costs.declined(read), ctx);

@@ -23,12 +23,10 @@ use nohz::platform::{CpuIdleType, NewidleDomain, NewidleOutcome};
 use nohz::{Jiffies, Policy, SCHED_MIGRATION_COST_NS};
 use std::cell::Cell;
 
-/// A CPU's newidle state.
+/// A CPU's newidle state (`rq->idle_stamp` is placement's, which reads it too:
+/// [`CpuPlace`](super::CpuPlace)).
 #[derive(Debug)]
 pub(in crate::engine) struct NewidleSt {
-    /// `rq->idle_stamp`: when the CPU last began a newidle balance, until a wakeup or a pull
-    /// ends that idle period (0: none open).
-    idle_stamp: Cell<u64>,
     /// `rq->avg_idle`, in ns.
     avg_idle: Cell<u64>,
     /// `rq->max_idle_balance_cost`, in ns: the most a whole walk cost lately.
@@ -40,7 +38,6 @@ impl Default for NewidleSt {
     /// its rq), `max_idle_balance_cost` the migration cost.
     fn default() -> Self {
         NewidleSt {
-            idle_stamp: Cell::new(0),
             avg_idle: Cell::new(2 * SCHED_MIGRATION_COST_NS),
             max_idle_balance_cost: Cell::new(SCHED_MIGRATION_COST_NS),
         }
@@ -56,18 +53,16 @@ fn update_avg(avg: u64, sample: u64) -> u64 {
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// `c` begins a newidle balance (`this_rq->idle_stamp = rq_clock(this_rq)`).
     pub(in crate::engine) fn newidle_begins(&self, c: usize) {
-        let st = &self.cpus[c].newidle;
-        st.idle_stamp.set(self.now().max(1));
+        self.cpus[c].place.idle_stamp.set(Some(self.now()));
     }
 
     /// A task woke onto `c` (`ttwu_do_activate`): an open idle period ends, and its length
     /// enters `avg_idle`, capped at twice `max_idle_balance_cost`; the crate's rq gets it.
     pub(in crate::engine) fn newidle_woken(&self, c: usize) {
         let st = &self.cpus[c].newidle;
-        let stamp = st.idle_stamp.replace(0);
-        if stamp == 0 {
+        let Some(stamp) = self.cpus[c].place.idle_stamp.take() else {
             return;
-        }
+        };
         let max = 2 * st.max_idle_balance_cost.get();
         let avg = update_avg(st.avg_idle.get(), self.now() - stamp).min(max);
         st.avg_idle.set(avg);
@@ -136,7 +131,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         // A task queued here while the walk ran: the kernel's recheck of `h_nr_queued`.
         pulled |= !self.cpus[c].queue.borrow().is_empty();
         if pulled {
-            st.idle_stamp.set(0);
+            self.cpus[c].place.idle_stamp.set(None);
         }
         NewidleOutcome {
             pulled_task: pulled,

@@ -11,24 +11,52 @@ use crate::engine::topo::{Shape, aligned, intersect};
 use std::ops::Range;
 
 impl Shape {
+    /// The span of `level` around `cpu`, cut to `cpu`'s cpuset (`tl->mask(cpu)` and
+    /// `cpu_map`): what a domain of that level spans, and what each group of the domain above
+    /// it spans.
+    pub(super) fn level_span(&self, level: Level, cpu: usize) -> Range<usize> {
+        let span = match level {
+            Level::Smt => aligned(cpu, self.smt),
+            Level::Mc => aligned(cpu, self.llc),
+            Level::Pkg => aligned(cpu, self.socket),
+            Level::Numa => 0..self.cpus,
+        };
+        intersect(span, self.cpuset(cpu))
+    }
+
     /// `cpu`'s scheduling domains, lowest first: SMT, MC (the cache), PKG (the socket) and
     /// NUMA (the machine), each cut to the cpuset; a level that spans no more than the one
     /// below it is degenerate and dropped (`sd_degenerate`), as is a level of one CPU.
+    ///
+    /// The NUMA domain's `imb_numa_nr` is computed as `build_sched_domains` does, on the
+    /// levels as built before the degenerate ones are dropped (building stops at the first
+    /// level that spans the whole cpuset): the first level above the cache (PKG) allows an
+    /// imbalance of its number of caches, or an eighth of its CPUs if it has one cache, at
+    /// least 1; the NUMA level above it inherits that times its span over the first NUMA
+    /// level's, which it is itself: times 1.
     pub(in crate::engine) fn domains(&self, cpu: usize) -> Vec<Domain> {
         let set = self.cpuset(cpu);
-        let levels = [
-            (Level::Smt, aligned(cpu, self.smt)),
-            (Level::Mc, aligned(cpu, self.llc)),
-            (Level::Pkg, aligned(cpu, self.socket)),
-            (Level::Numa, 0..self.cpus),
-        ];
         let mut out: Vec<Domain> = Vec::new();
-        for (level, span) in levels {
-            let span = intersect(span, set.clone());
+        for level in [Level::Smt, Level::Mc, Level::Pkg, Level::Numa] {
+            let span = self.level_span(level, cpu);
             if span.len() <= 1 || out.last().is_some_and(|d| d.span == span) {
                 continue;
             }
             out.push(Domain::new(level, span));
+        }
+        let llc = self.level_span(Level::Mc, cpu);
+        let pkg = self.level_span(Level::Pkg, cpu);
+        if llc != set {
+            let nr_llcs = pkg.len() / llc.len();
+            let imb = if nr_llcs == 1 {
+                pkg.len() >> 3
+            } else {
+                nr_llcs
+            }
+            .max(1);
+            for d in out.iter_mut().filter(|d| d.level == Level::Numa) {
+                d.imb_numa_nr = imb;
+            }
         }
         out
     }
@@ -65,6 +93,10 @@ pub(in crate::engine) struct Domain {
     pub(in crate::engine) max_newidle_lb_cost: u64,
     /// `sd->last_decay_max_lb_cost`, in jiffies.
     pub(in crate::engine) last_decay_max_lb_cost: usize,
+    /// `sd->imb_numa_nr`: how many more tasks than the idlest group a NUMA domain's local
+    /// group may take at fork before it counts as imbalanced (0 below the NUMA level, where
+    /// nothing reads it).
+    pub(super) imb_numa_nr: usize,
 }
 
 /// `sd->busy_factor`: a busy CPU balances this many times less often.
@@ -80,6 +112,17 @@ impl Domain {
             balance_interval: weight,
             max_newidle_lb_cost: 0,
             last_decay_max_lb_cost: 0,
+            imb_numa_nr: 0,
+        }
+    }
+
+    /// `sd->imbalance_pct` as `sd_init` sets it: 110 for the SMT level
+    /// (`SD_SHARE_CPUCAPACITY`), 117 for every other (the cache's `SD_SHARE_LLC` level sets
+    /// 117 again; the others keep the default).
+    pub(super) fn imbalance_pct(&self) -> u64 {
+        match self.level {
+            Level::Smt => 110,
+            Level::Mc | Level::Pkg | Level::Numa => 117,
         }
     }
 
