@@ -185,8 +185,7 @@ fn the_hotplug_order_plant_fails_a_checked_virtual_run() {
     let planted = nohz_stress(&[&args[..], &["--plant", "hotplug-order"]].concat());
     assert_eq!(planted.status.code(), Some(1));
     let out = String::from_utf8_lossy(&planted.stdout);
-    assert!(
-        out.contains("in the idle mask after its deactivation"),
-        "{out}"
-    );
+    // The dying CPU registers again in its grace period: caught by the per-event check of the
+    // mask during the rebuild, or by the takedown's own check after it.
+    assert!(out.contains("in the idle mask"), "{out}");
 }

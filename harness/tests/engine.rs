@@ -12,18 +12,8 @@ use nohz_stress::engine::Sharded as ShardedDefault;
 /// A run of `ms` simulated milliseconds of `sources` on `shape`, checked after every event.
 fn config(shape: Shape, sources: Vec<Source>, ms: u64, seed: u64) -> Config {
     Config {
-        shape,
-        workload: Workload { sources },
-        sim_ns: ms * 1_000_000,
         seed,
-        ipi_ns: 2_000,
-        check_every: 1,
-        cost: Default::default(),
-        irqtime: false,
-        plant: Default::default(),
-        governor: Default::default(),
-        hotplug_every_ns: 0,
-        costs: Default::default(),
+        ..Config::new(shape, Workload { sources }, ms * 1_000_000)
     }
 }
 
@@ -115,7 +105,6 @@ fn legacy_hides_idle_nohz_full_cpus_from_the_balancer_and_patched_does_not() {
     clean(&patched);
     assert!(legacy.invisible_idle_ns > 0, "{legacy:?}");
     assert_eq!(patched.invisible_idle_ns, 0);
-    assert!(patched.tasks_completed >= legacy.tasks_completed);
     let caches = Shape {
         cpus: 32,
         smt: 1,
@@ -317,10 +306,9 @@ fn planted_bugs_are_caught() {
     for (plant, says) in [
         (Plant::CsdLeak, "csd"),
         (Plant::LostUpdateRq, "tasks, "),
-        (
-            Plant::HotplugOrder,
-            "in the idle mask after its deactivation",
-        ),
+        // The dying CPU registers again in its grace period: the per-event check of the mask
+        // sees it during the rebuild, or the takedown's own check after it.
+        (Plant::HotplugOrder, "in the idle mask"),
     ] {
         let mut cfg = scenario(VirtualScenario::Frontier, 96, 50, 1);
         cfg.plant = plant;

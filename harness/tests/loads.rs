@@ -8,21 +8,13 @@ use nohz_stress::engine::work::{Buffer, Hackbench, Llama, Source, Workload};
 use nohz_stress::engine::{Config, Outcome, run, warmup};
 
 fn config(shape: Shape, source: Source, ms: u64) -> Config {
-    Config {
+    Config::new(
         shape,
-        workload: Workload {
+        Workload {
             sources: vec![source],
         },
-        sim_ns: ms * 1_000_000,
-        seed: 1,
-        ipi_ns: 2_000,
-        check_every: 1,
-        cost: Default::default(),
-        irqtime: false,
-        plant: Default::default(),
-        governor: Default::default(),
-        hotplug_every_ns: 0,
-    }
+        ms * 1_000_000,
+    )
 }
 
 fn clean(o: &Outcome) {

@@ -162,6 +162,29 @@ pub struct Config {
     pub costs: BalanceCosts,
 }
 
+impl Config {
+    /// A run of `sim_ns` simulated nanoseconds of `workload` on `shape`, with the defaults
+    /// for the rest: seed 1, IPIs arriving in 2 us, the invariants checked after every event,
+    /// the cost model's and the balancing costs' defaults, no irq time, no plant, no cpuidle
+    /// governor, no hotplug.
+    pub fn new(shape: Shape, workload: Workload, sim_ns: u64) -> Config {
+        Config {
+            shape,
+            workload,
+            sim_ns,
+            seed: 1,
+            ipi_ns: 2_000,
+            check_every: 1,
+            cost: Default::default(),
+            irqtime: false,
+            plant: Plant::None,
+            governor: Governor::None,
+            hotplug_every_ns: 0,
+            costs: BalanceCosts::default(),
+        }
+    }
+}
+
 /// A bug the engine can plant, to show that its checks catch it.
 ///
 /// Of the threaded harness's plants, the engine takes `csd-leak` and `hotplug-order`;

@@ -29,17 +29,8 @@ fn on(shape: Shape, f: impl FnOnce(&E) + Send + 'static) {
         .stack_size(64 << 20)
         .spawn(move || {
             let cfg = Config {
-                shape,
-                workload: Workload::default(),
-                sim_ns: 1,
-                seed: 1,
-                ipi_ns: 2_000,
                 check_every: 0,
-                cost: Default::default(),
-                irqtime: false,
-                plant: Default::default(),
-                governor: Default::default(),
-                hotplug_every_ns: 0,
+                ..Config::new(shape, Workload::default(), 1)
             };
             f(&E::new(&cfg).unwrap());
         })
