@@ -36,13 +36,14 @@
 //!   (idle.c's `do_idle`), `src/irqtime.rs` (cputime.c's irq time), and `src/embed/` (the
 //!   kernel's order around them: irq entry and exit, the timer and IPI interrupts).
 //! - **Policies** choose the kernel version at compile time, at zero cost ([`Policy`]). The
-//!   seeds' own diffs are inline in the kernel paths; what the kernel does not have
-//!   ([`Scalable`], `Sharded`) enters them through two hooks, the idle set and the `nohz` line,
-//!   and lives in `src/beyond/`.
-//! - **One source of atomics.** Every atomic and fence comes from [`sync`]. Every ordering
-//!   stronger than `Relaxed` is a named [`sync::Site`] that says what it pairs with and what it
-//!   forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one to prove
-//!   it is needed.
+//!   seeds' own diffs are inline in the kernel paths; what the kernel does not have (`Scalable`,
+//!   feature `scalable`; `Sharded`, feature `sharded`) enters them through two hooks, the idle
+//!   set and the `nohz` line, each bringing its own state, and lives in `src/beyond/`, which a
+//!   build without those features does not compile.
+//! - **One source of atomics.** Every atomic and fence comes from the internal `sync` module.
+//!   Every ordering stronger than `Relaxed` is a named site that says what it pairs with and
+//!   what it forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one
+//!   to prove it is needed.
 //! - **The primitives**: [`CpuId`] (checked against its machine's `nr_cpu_ids`, so in a
 //!   kernel an invalid CPU is unrepresentable), [`PerCpu`] (one cache-padded slot per CPU),
 //!   [`CpuMask`] (an atomic bitmap whose scans are shaped for cache lines), [`Jiffies`]
@@ -93,7 +94,8 @@ compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p l
 extern crate std;
 
 mod base;
-pub mod beyond;
+#[cfg(feature = "scalable")]
+mod beyond;
 pub mod c_names {
     #![doc = include_str!("c_names.md")]
     // The C names of the internal functions the table lists, so the docs' search finds this page.
@@ -194,9 +196,17 @@ mod policy;
 mod sched_core;
 mod tick_sched;
 
+// The atomics shim and the named ordering sites: for the test rigs, the loom models and the
+// benches only (feature `testing`, hidden from the docs).
+#[cfg(not(feature = "testing"))]
+pub(crate) use base::sync;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
 pub use base::sync;
 pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
+#[cfg(feature = "scalable")]
+pub use beyond::scalable::Scalable;
 #[cfg(feature = "sharded")]
 pub use beyond::sharded::Sharded;
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, PerCpu};
@@ -213,7 +223,7 @@ pub use platform::Platform;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use policy::Seed000;
-pub use policy::{Legacy, Patched, Policy, Scalable};
+pub use policy::{Legacy, Patched, Policy};
 pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{NohzFullError, TICK_DEP_SCHED, TickSched, TsFlags};
@@ -232,6 +242,17 @@ pub use irqtime::IrqContext;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use jiffies::{LOAD_AVG_PERIOD_MS, MAX_JIFFY_OFFSET, msecs_to_jiffies};
+
+/// The `Sharded` policy's configuration (feature `sharded`): what a kernel choosing
+/// [`Sharded`] names besides it: the shard layouts, the ILB orders, the emptiness modes, the
+/// error a refused shard map reports, and the limits.
+#[cfg(feature = "sharded")]
+pub mod sharded {
+    pub use crate::beyond::sharded::{
+        ByLlc, Contiguous, Emptiness, Hint, IlbOrder, LocalFirst, LowestId, MAX_SHARD_CPUS,
+        MAX_SHARDS, Placement, ShardLayout, ShardMapError, Validated,
+    };
+}
 
 /// Mask words for a machine of capacity `cpus` CPUs (`NR_CPUS`): one 64-bit word per 64 CPUs,
 /// rounded up. Stable Rust cannot compute an array length from a generic parameter, so the
@@ -296,7 +317,7 @@ mod layout {
         assert!(size_of::<machine!(Patched, 8)>() == 7_808);
         assert!(size_of::<machine!(Patched, 64)>() == 51_328);
         assert!(size_of::<machine!(Patched, 256)>() == 200_320);
-        assert!(size_of::<machine!(Scalable, 1024)>() == 796_288);
+        assert!(size_of::<machine!(Patched, 1024)>() == 796_288);
         assert!(size_of::<machine!(Legacy, 8192)>() == 6_363_136);
     };
 
