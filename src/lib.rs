@@ -15,6 +15,9 @@
 //! | the nohz kick IPI | the kicked CPU, IRQs off | [`Machine::kick_interrupt`] |
 //! | any other interrupt (a device, a reschedule IPI) | that CPU, IRQs off | [`Machine::interrupt`] around its handler, or [`Machine::irq_enter`] first and [`Machine::irq_exit`] last |
 //! | a task is queued, dequeued or moved; the CPU switches to or from its idle task | any CPU, under the kernel's run-queue lock | [`Machine::update_rq`] (the counts and the idle task together; a NO_HZ_FULL CPU's tick dependency follows them), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
+//! | a remote wakeup is queued on a CPU's wake list, and that CPU runs the list (`ttwu_queue`, `sched_ttwu_pending`) | the waking CPU sets it, the target clears it with IRQs off | [`Rq::set_ttwu_pending`] on the target's runqueue; a kernel that wakes tasks only on their own CPU never calls it. Missed, `idle_cpu()` reads the target as idle while its wakeup waits: the ILB may pick it and [`Machine::sched_balance_newidle`] goes on to pull for it |
+//! | the scheduler recomputes a CPU's capacity left to CFS after RT, deadline and IRQ pressure (`update_cpu_capacity`) | any CPU, where the kernel's load balancer does it | [`Rq::set_cpu_capacity`]; a kernel without capacity tracking never calls it (a fresh runqueue is at full capacity). Missed, the busy tick's capacity test (`check_cpu_capacity`) never sees the pressure, and a CPU that lost much of its capacity asks for no balancing |
+//! | a task that does not fit its CPU starts or stops running there (`update_misfit_status`, on an asymmetric-capacity machine) | that CPU, under its run-queue lock | [`Rq::set_misfit_task_load`] (nonzero: the task's load; 0: it fits); [`Machine::sched_balance_newidle`] clears it itself. Missed, the busy tick on an asymmetric machine never kicks for a misfit task, so it stays on a CPU too small for it until the periodic balance |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
 //! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | any CPU | [`Machine::tick_dep_set_cpu`] / [`Machine::tick_dep_clear_cpu`] |
 //! | taking a CPU down | its hotplug thread (may sleep), then the CPU itself in stop-machine | [`Machine::sched_cpu_deactivate`], [`Machine::cpu_dying`] |
@@ -64,6 +67,10 @@
 //! | 256 | 200,320 bytes |
 //! | 1024 | 796,288 bytes |
 //! | 8192 | 6,363,136 bytes |
+//!
+//! `Legacy` and `Scalable` are the same size (`Scalable`'s kick deadline shares the `nohz`
+//! scalar line); `Sharded` adds its shard words and tables, and each CPU's place in the shards
+//! on a line beside its runqueue (128 bytes a CPU).
 //!
 //! **Targets.** Any target with 64-bit atomics (`target_has_atomic = "64"`; elsewhere the
 //! crate refuses to build with a message saying so). `CachePadded` pads to 128 bytes on
@@ -320,6 +327,8 @@ mod layout {
         assert!(size_of::<machine!(Patched, 1024)>() == 796_288);
         assert!(size_of::<machine!(Legacy, 8192)>() == 6_363_136);
     };
+    #[cfg(all(target_arch = "x86_64", not(nohz_loom), feature = "scalable"))]
+    const _: () = assert!(size_of::<machine!(Scalable, 256)>() == 200_320);
 
     // Static keys and the jiffies counter: exactly one line each.
     const_assert_eq!(size_of::<StaticKey>(), LINE);

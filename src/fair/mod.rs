@@ -18,7 +18,8 @@
 //!   the ILB scan). It fills lines of its own.
 //! - the `nohz` scalars (`has_blocked_load`, `needs_update`, `next_balance`, `next_blocked`,
 //!   and for [`Legacy`](crate::Legacy) the `nr_cpus` counter): stored by idle entry and by ILB
-//!   passes, read by every busy tick. One line of their own, as the kernel's struct.
+//!   passes, read by every busy tick. One line of their own, as the kernel's struct; the
+//!   policy's hooks keep their state beside them there (`hooks`: none for the kernel's).
 //! - a CPU's `nohz_flags`: set by remote kickers, consumed by that CPU.
 //! - per-LLC `nr_busy_cpus`: decremented and incremented by the LLC's CPUs as they register and
 //!   leave; reset by a topology rebuild.
@@ -31,7 +32,9 @@
 //!
 //! The paths live in `idle.rs` (enter/exit), `kick.rs` (the balance trigger, the kick, ILB
 //! selection), `balance.rs` (the softirq, the ILB pass, newidle) and `topology.rs` (the
-//! domain build's per-LLC state).
+//! domain build's per-LLC state); `hooks.rs` declares the [`Policy`] trait and the two hooks
+//! through which the policies beyond the kernel (`src/beyond/`, which uses this room) enter
+//! these paths.
 
 mod balance;
 pub(crate) mod hooks;
