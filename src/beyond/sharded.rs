@@ -28,8 +28,9 @@
 //!   touches it; only a scanner that finds a flagged shard empty (`find_new_ilb`) clears it:
 //!   clear, fence, re-read the shard, re-set if it is not empty. Summary writes are therefore
 //!   bounded by the kick rate, not by the idle-transition rate.
-//! - The *tables* (each shard's members and population, each CPU's shard and slot in its
-//!   runqueue's NOHZ line) are written at init and by `set_shard_map` only.
+//! - The *tables* (each shard's members and population; each CPU's shard and slot, its
+//!   [`ShardPlace`], on a line beside its runqueue: the idle set's per-CPU state, which the
+//!   kernel's flat mask does not have) are written at init and by `set_shard_map` only.
 //!
 //! **Which barrier pairs with which** (spec `sharded-idle.md` §2.6).
 //! - Enter: shard `fetch_or`, then `NOHZ_ENTER_IDLE_FENCE`, then the summary bit and the two
@@ -731,8 +732,8 @@ impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> Policy for Shard
     const SHARDED: bool = true;
 }
 
-/// A CPU's place: its shard and its slot there (the runqueue keeps it as the shard's index and
-/// the slot's bit, the form idle entry and exit use).
+/// A CPU's place: its shard and its slot there ([`ShardPlace`] keeps it as the shard's index
+/// and the slot's bit, the form idle entry and exit use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardSlot {
     /// The shard.
@@ -906,7 +907,7 @@ impl<'a> Shards<'a> {
     }
 
     /// [`raise_summary`](Self::raise_summary) with the shard's summary bit precomputed (the
-    /// idle entry's, from its runqueue).
+    /// idle entry's, from its place).
     #[inline(always)]
     pub(crate) fn raise_summary_bit(&self, s: usize, bit: u64) {
         let (w, _) = self.summary_word(s);
