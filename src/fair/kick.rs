@@ -156,13 +156,15 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
         let rq = self.rq(cpu);
+        // What each test below asks for when it wants balancing.
+        let balance = NohzFlags::STATS | NohzFlags::BALANCE;
         'out: {
             // Seed 000: the emptiness test after the time checks, and unlikely.
             if P::TIME_CHECKS_FIRST && self.idle_set_empty(cpus, cpu) {
                 return empty_mask();
             }
             if rq.nr_running() >= 2 {
-                flags = NohzFlags::STATS | NohzFlags::BALANCE;
+                flags = balance;
                 break 'out;
             }
             let nr = cpus.nr_cpu_ids();
@@ -172,14 +174,14 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                     && rq.h_nr_runnable() >= 1
                     && check_cpu_capacity(rq, cpu, plat)
                 {
-                    flags = NohzFlags::STATS | NohzFlags::BALANCE;
+                    flags = balance;
                     break 'unlock;
                 }
                 if plat.has_asym_packing(cpu) {
                     let (set, line) = self.nohz.idle_set();
                     for i in set.for_each_cpu(line, nr) {
                         if plat.asym_prefers(i, cpu) {
-                            flags = NohzFlags::STATS | NohzFlags::BALANCE;
+                            flags = balance;
                             break 'unlock;
                         }
                     }
@@ -187,14 +189,14 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 if plat.has_asym_cpucapacity(cpu) {
                     // Asymmetric capacity systems skip the LLC test.
                     if rq.misfit_task_load() != 0 {
-                        flags = NohzFlags::STATS | NohzFlags::BALANCE;
+                        flags = balance;
                     }
                     break 'unlock;
                 }
                 if let Some((nr_busy_cpus, _)) = self.llc_of(nr, cpu)
                     && nr_busy_cpus.load(Relaxed) > 1
                 {
-                    flags = NohzFlags::STATS | NohzFlags::BALANCE;
+                    flags = balance;
                 }
             }
             // unlock: rcu_read_unlock
