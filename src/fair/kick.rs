@@ -138,7 +138,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             }
             // Balancing is due: the rest, down to `out`, in a function of its own, so that the
             // common not-due tick above keeps no register live across a call and saves none
-            // (ci/guards.sh, T5a: 49 -> 45 instructions for Patched).
+            // (ci/guards.sh, T5a: 49 -> 44 instructions for Patched).
             return self.nohz_balancer_kick_due(cpus, cpu, plat, flags);
         }
         self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
