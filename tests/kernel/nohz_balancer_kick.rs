@@ -276,6 +276,18 @@ mod scalable_deadline {
     }
 
     #[test]
+    fn the_kernel_policies_keep_no_deadline() {
+        assert_eq!(
+            not_due_for::<nohz::Patched>(10).m.nohz().kick_deadline(),
+            None
+        );
+        assert_eq!(
+            not_due_for::<nohz::Legacy>(10).m.nohz().kick_deadline(),
+            None
+        );
+    }
+
+    #[test]
     fn a_pass_leaves_it_fresh_at_next_balance() {
         let w = not_due_for_10();
         assert_eq!(kick(&w, 0), KickDecision::NoFlags);
