@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The lean-core counts (issue "A lean core"): how much of the beyond-kernel policies, loom
 # mutants and probes sits in the kernel paths, how wide the embedding API is, and how long
-# the README and the unikernel's glue are. Prints the numbers; fails only if a kernel path
-# references a beyond-kernel constant or calls a mutant or probe again (the two targets of 0).
+# the README and the unikernel's glue are. Prints the numbers; fails if a kernel path
+# references a beyond-kernel constant or calls a mutant or probe again, if the rooms of src/
+# import each other in a circle or a kernel room imports src/beyond (ci/imports.py), or if a
+# vendoring build without features compiles a line of src/beyond (ci/vendor-lines.py): the
+# targets of 0.
 #
 #   kernel paths: src/fair, src/tick_sched, src/irqtime.rs, src/idle.rs, src/sched_core
 set -euo pipefail
@@ -47,7 +50,20 @@ echo "lean: loom mutant and probe calls in the kernel paths: $probes (target 0)"
 echo "lean: public methods of Machine: $machine (target <= 35)"
 echo "lean: README lines: $readme (target <= 200)"
 echo "lean: unikernel glue lines: $glue (target <= 60; ci/unikernel-glue.sh -v splits it)"
-echo "lean: $(ci/vendor-lines.py)"
+vendor=$(ci/vendor-lines.py)
+echo "lean: $vendor"
+beyond=$(sed -nE 's/.*, ([0-9]+) of them in src\/beyond\/.*/\1/p' <<<"$vendor")
+echo "lean: lines of src/beyond/ in a vendoring build without features: $beyond (target 0)"
+if ! imports=$(ci/imports.py); then
+    grep -E 'circle|imports beyond' <<<"$imports" >&2
+    echo "error: the rooms of src/ import each other in a circle, or a kernel room imports beyond" >&2
+    exit 1
+fi
+echo "lean: $(tail -1 <<<"$imports" | sed 's/^imports: //')"
+if [[ "$beyond" != 0 ]]; then
+    echo "error: a vendoring build without features compiles src/beyond/" >&2
+    exit 1
+fi
 if ((consts > 0 || probes > 0)); then
     echo "error: a kernel path references a beyond-kernel constant or calls a mutant or probe" >&2
     grep -rnE '\bP::(SHARDED|KICK_DEADLINE|READ_BEFORE_WRITE|ILB_LOCAL_FIRST|SHARD_HINT|Layout|Shards)\b|(\bmutant\(|code_mutant_active|CodeMutant::|summary_before_fence|skip_exit_flush|shared_store\()' "${kernel[@]}" >&2

@@ -5,7 +5,8 @@ Counts the lines of src/**/*.rs (all of them, and the code lines: blank lines an
 aside) twice: the whole library, and what a vendoring build compiles: no cargo feature (so neither `sharded` nor `testing`), no
 `test`, `doctest` or crate cfg (`nohz_loom`, `nohz_probe`, `nohz_linecount`). An item (or a
 whole `mod` file) behind a `#[cfg(..)]` that such a build does not satisfy is left out; its
-attributes, doc comments and body with it. Prints both counts.
+attributes, doc comments and body with it. Prints both counts, then the lines of src/beyond/
+(the policies beyond the kernel) that the vendoring build compiles: 0 without a feature.
 
 usage: ci/vendor-lines.py [features...]   (the features a vendor turns on; default none)
 """
@@ -14,7 +15,26 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "src"
-FEATURES = set(sys.argv[1:])
+
+
+def with_implied(features: set) -> set:
+    """The features turned on, with those they turn on in Cargo.toml's [features]."""
+    toml = (ROOT.parent / "Cargo.toml").read_text()
+    table = toml.split("[features]", 1)[1].split("\n[", 1)[0]
+    implies = {
+        m.group(1): re.findall(r'"([^"/]+)"', m.group(2))
+        for m in re.finditer(r"^(\w+)\s*=\s*\[([^\]]*)\]", table, re.M)
+    }
+    out, todo = set(), list(features)
+    while todo:
+        f = todo.pop()
+        if f not in out:
+            out.add(f)
+            todo.extend(implies.get(f, []))
+    return out
+
+
+FEATURES = with_implied(set(sys.argv[1:]))
 CFG_OFF = {"test", "doctest", "nohz_loom", "nohz_probe", "nohz_linecount", "miri"}
 
 
@@ -116,14 +136,18 @@ def main() -> None:
             else:
                 off_files.update((f.parent / f.stem / m).rglob("*.rs"))
                 off_files.add(f.parent / f.stem / f"{m}.rs")
+    beyond = [0, 0]
     for f, (t, k) in results.items():
         total = [a + b for a, b in zip(total, t)]
         if f not in off_files:
             kept = [a + b for a, b in zip(kept, k)]
+            if (ROOT / "beyond") in f.parents:
+                beyond = [a + b for a, b in zip(beyond, k)]
     feats = ", ".join(sorted(FEATURES)) or "none"
     print(
         f"library: {total[1]} lines ({total[0]} of code); a vendoring build (features: {feats}) "
-        f"compiles {kept[1]} ({kept[0]} of code)"
+        f"compiles {kept[1]} ({kept[0]} of code), {beyond[1]} of them in src/beyond/ "
+        f"({beyond[0]} of code)"
     )
 
 

@@ -15,6 +15,9 @@
 //! | the nohz kick IPI | the kicked CPU, IRQs off | [`Machine::kick_interrupt`] |
 //! | any other interrupt (a device, a reschedule IPI) | that CPU, IRQs off | [`Machine::interrupt`] around its handler, or [`Machine::irq_enter`] first and [`Machine::irq_exit`] last |
 //! | a task is queued, dequeued or moved; the CPU switches to or from its idle task | any CPU, under the kernel's run-queue lock | [`Machine::update_rq`] (the counts and the idle task together; a NO_HZ_FULL CPU's tick dependency follows them), and [`Rq::set_avg_idle`] if the kernel measures idle periods |
+//! | a remote wakeup is queued on a CPU's wake list, and that CPU runs the list (`ttwu_queue`, `sched_ttwu_pending`) | the waking CPU sets it, the target clears it with IRQs off | [`Rq::set_ttwu_pending`] on the target's runqueue; a kernel that wakes tasks only on their own CPU never calls it. Missed, `idle_cpu()` reads the target as idle while its wakeup waits: the ILB may pick it and [`Machine::sched_balance_newidle`] goes on to pull for it |
+//! | the scheduler recomputes a CPU's capacity left to CFS after RT, deadline and IRQ pressure (`update_cpu_capacity`) | any CPU, where the kernel's load balancer does it | [`Rq::set_cpu_capacity`]; a kernel without capacity tracking never calls it (a fresh runqueue is at full capacity). Missed, the busy tick's capacity test (`check_cpu_capacity`) never sees the pressure, and a CPU that lost much of its capacity asks for no balancing |
+//! | a task that does not fit its CPU starts or stops running there (`update_misfit_status`, on an asymmetric-capacity machine) | that CPU, under its run-queue lock | [`Rq::set_misfit_task_load`] (nonzero: the task's load; 0: it fits); [`Machine::sched_balance_newidle`] clears it itself. Missed, the busy tick on an asymmetric machine never kicks for a misfit task, so it stays on a CPU too small for it until the periodic balance |
 //! | nothing left to run | that CPU, IRQs off | [`Machine::sched_balance_newidle`]; if it pulled nothing, [`Machine::do_idle`] until it returns |
 //! | the cpuidle governor weighs idle states ([`platform::IdleHooks::cpuidle_select`], inside `do_idle`) | that CPU, IRQs off | [`Machine::tick_nohz_get_sleep_length`], or the `sleep` handle `cpuidle_select` gets (the same call) |
 //! | something else needs a NO_HZ_FULL CPU's tick (a timer, perf) | any CPU | [`Machine::tick_dep_set_cpu`] / [`Machine::tick_dep_clear_cpu`] |
@@ -37,13 +40,14 @@
 //!   (idle.c's `do_idle`), `src/irqtime.rs` (cputime.c's irq time), and `src/embed/` (the
 //!   kernel's order around them: irq entry and exit, the timer and IPI interrupts).
 //! - **Policies** choose the kernel version at compile time, at zero cost ([`Policy`]). The
-//!   seeds' own diffs are inline in the kernel paths; what the kernel does not have
-//!   ([`Scalable`], `Sharded`) enters them through two hooks, the idle set and the `nohz` line,
-//!   and lives in `src/beyond/`.
-//! - **One source of atomics.** Every atomic and fence comes from [`sync`]. Every ordering
-//!   stronger than `Relaxed` is a named [`sync::Site`] that says what it pairs with and what it
-//!   forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one to prove
-//!   it is needed.
+//!   seeds' own diffs are inline in the kernel paths; what the kernel does not have (`Scalable`,
+//!   feature `scalable`; `Sharded`, feature `sharded`) enters them through two hooks, the idle
+//!   set and the `nohz` line, each bringing its own state, and lives in `src/beyond/`, which a
+//!   build without those features does not compile.
+//! - **One source of atomics.** Every atomic and fence comes from the internal `sync` module.
+//!   Every ordering stronger than `Relaxed` is a named site that says what it pairs with and
+//!   what it forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one
+//!   to prove it is needed.
 //! - **The primitives**: [`CpuId`] (checked against its machine's `nr_cpu_ids`, so in a
 //!   kernel an invalid CPU is unrepresentable), [`PerCpu`] (one cache-padded slot per CPU),
 //!   [`CpuMask`] (an atomic bitmap whose scans are shaped for cache lines), [`Jiffies`]
@@ -64,6 +68,10 @@
 //! | 256 | 233,088 bytes |
 //! | 1024 | 927,360 bytes |
 //! | 8192 | 7,411,712 bytes |
+//!
+//! `Legacy` and `Scalable` are the same size (`Scalable`'s kick deadline shares the `nohz`
+//! scalar line); `Sharded` adds its shard words and tables, and each CPU's place in the shards
+//! on a line beside its runqueue (128 bytes a CPU).
 //!
 //! **Targets.** Any target with 64-bit atomics (`target_has_atomic = "64"`; elsewhere the
 //! crate refuses to build with a message saying so). `CachePadded` pads to 128 bytes on
@@ -94,7 +102,8 @@ compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p l
 extern crate std;
 
 mod base;
-pub mod beyond;
+#[cfg(feature = "scalable")]
+mod beyond;
 pub mod c_names {
     #![doc = include_str!("c_names.md")]
     // The C names of the internal functions the table lists, so the docs' search finds this page.
@@ -195,9 +204,17 @@ mod policy;
 mod sched_core;
 mod tick_sched;
 
+// The atomics shim and the named ordering sites: for the test rigs, the loom models and the
+// benches only (feature `testing`, hidden from the docs).
+#[cfg(not(feature = "testing"))]
+pub(crate) use base::sync;
+#[cfg(feature = "testing")]
+#[doc(hidden)]
 pub use base::sync;
 pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
+#[cfg(feature = "scalable")]
+pub use beyond::scalable::Scalable;
 #[cfg(feature = "sharded")]
 pub use beyond::sharded::Sharded;
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, PerCpu};
@@ -214,7 +231,7 @@ pub use platform::Platform;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use policy::Seed000;
-pub use policy::{Legacy, Patched, Policy, Scalable};
+pub use policy::{Legacy, Patched, Policy};
 pub use sched_core::HotplugError;
 pub use static_key::{StaticKey, StaticKeyError};
 pub use tick_sched::{NohzFullError, TICK_DEP_SCHED, TickSched, TsFlags};
@@ -233,6 +250,17 @@ pub use irqtime::IrqContext;
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use jiffies::{LOAD_AVG_PERIOD_MS, MAX_JIFFY_OFFSET, msecs_to_jiffies};
+
+/// The `Sharded` policy's configuration (feature `sharded`): what a kernel choosing
+/// [`Sharded`] names besides it: the shard layouts, the ILB orders, the emptiness modes, the
+/// error a refused shard map reports, and the limits.
+#[cfg(feature = "sharded")]
+pub mod sharded {
+    pub use crate::beyond::sharded::{
+        ByLlc, Contiguous, Emptiness, Hint, IlbOrder, LocalFirst, LowestId, MAX_SHARD_CPUS,
+        MAX_SHARDS, Placement, ShardLayout, ShardMapError, Validated,
+    };
+}
 
 /// Mask words for a machine of capacity `cpus` CPUs (`NR_CPUS`): one 64-bit word per 64 CPUs,
 /// rounded up. Stable Rust cannot compute an array length from a generic parameter, so the
@@ -297,9 +325,11 @@ mod layout {
         assert!(size_of::<machine!(Patched, 8)>() == 8_832);
         assert!(size_of::<machine!(Patched, 64)>() == 59_520);
         assert!(size_of::<machine!(Patched, 256)>() == 233_088);
-        assert!(size_of::<machine!(Scalable, 1024)>() == 927_360);
+        assert!(size_of::<machine!(Patched, 1024)>() == 927_360);
         assert!(size_of::<machine!(Legacy, 8192)>() == 7_411_712);
     };
+    #[cfg(all(target_arch = "x86_64", not(nohz_loom), feature = "scalable"))]
+    const _: () = assert!(size_of::<machine!(Scalable, 256)>() == 233_088);
 
     // Static keys and the jiffies counter: exactly one line each.
     const_assert_eq!(size_of::<StaticKey>(), LINE);

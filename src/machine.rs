@@ -390,14 +390,6 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.fair.rq(cpu)
     }
 
-    /// `cpu` is registered as idle (in `nohz.idle_cpus_mask`, or under `Sharded` in its
-    /// shard's word): `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` for every policy.
-    #[doc(alias = "cpumask_test_cpu")]
-    #[inline]
-    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
-        self.fair.nohz_idle_test(cpu)
-    }
-
     /// `tick_dep_set(bit)`: a machine-wide tick dependency (`tick_dep_mask`).
     #[inline(always)]
     pub fn tick_dep_set(&self, bits: u32) {

@@ -3,9 +3,7 @@
 //! `for_each_cpu_wrap(ilb + 1)`, the GC, `find_new_ilb` in both orders against a reference
 //! written from the description, and the emptiness test's two modes on stale flags.
 
-use nohz::beyond::sharded::{
-    ByLlc, Contiguous, Hint, LocalFirst, LowestId, ShardMapError, Validated,
-};
+use nohz::sharded::{ByLlc, Contiguous, Hint, LocalFirst, LowestId, ShardMapError, Validated};
 use nohz::{CpuId, CpuMask, InitError, Jiffies, Sharded, TopologyError};
 use nohz_testing::World;
 

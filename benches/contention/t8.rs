@@ -61,8 +61,9 @@ use crate::common::{Rig, START};
 use crate::report::{Check, Target};
 use crate::transfer::{self, PingPong};
 use crate::{BATCH_PAIRS, BATCH_WORKED, Round, pairs_on_cpu1, placed, timed_pairs};
-use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
-use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_SHARD_GC_FENCE};
+use nohz::internals::NOHZ_SHARD_GC_FENCE;
+use nohz::sharded::{Contiguous, LowestId, Validated};
+use nohz::sync::NOHZ_ENTER_IDLE_FENCE;
 use nohz::{CachePadded, CpuId, Jiffies, Policy, Scalable, Sharded};
 use nohz_stress::measure::{
     Churn, Interleaved, InterleavedMany, Pacing, Session, churn, median, work,

@@ -1,4 +1,4 @@
-//! The ordering mutation runner: every named site of `nohz::sync::SITES`, every strictly
+//! The ordering mutation runner: every named site of `nohz::internals::SITES`, every strictly
 //! weaker form of it, every model.
 //!
 //! For each mutant (one site weakened with `nohz::sync::mutation::with_weakened`) the runner
@@ -20,9 +20,9 @@ use crate::Explored;
 use crate::models::blocked_load::{self, Clear, Owner, Passes};
 use crate::models::sharded::{self, Clears};
 use crate::models::{hotplug, idle_flush, irqtime, o1_o2, o3, o5, o7, o8, rebuild, seed001};
-use nohz::beyond::sharded::CODE_MUTANTS;
-use nohz::sync::mutation::{CodeMutant, with_code_mutant, with_weakened};
-use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, SITES, Site, Weakening};
+use nohz::internals::{CODE_MUTANTS, CodeMutant, SITES, with_code_mutant};
+use nohz::sync::mutation::with_weakened;
+use nohz::sync::{NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR, Ordering, Site, Weakening};
 use nohz::{Legacy, Patched, Scalable};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! The ordering mutation table: every site of `nohz::sync::SITES`, every strictly weaker form
+//! The ordering mutation table: every site of `nohz::internals::SITES`, every strictly weaker form
 //! of it, every model of `loom_tests::mutants::MODELS`. Fails if a mutant not listed as
 //! equivalent survives, or if a listed equivalent is killed. `ci/mutants.sh` runs it and
 //! shows the table; `ci/loom.sh` runs it with the other models.

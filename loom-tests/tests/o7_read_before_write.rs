@@ -7,11 +7,9 @@
 use loom_tests::models::o7::{
     LOST, deadline_against_ilb, register_with_flags_set, repeat_enter_idle_against_ilb,
 };
+use nohz::internals::{NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH, NOHZ_ENTER_IDLE_REPEAT_FENCE};
 use nohz::sync::mutation::with_weakened;
-use nohz::sync::{
-    NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH, NOHZ_ENTER_IDLE_FENCE, NOHZ_ENTER_IDLE_REPEAT_FENCE,
-    Ordering, Weakening,
-};
+use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, Ordering, Weakening};
 use nohz::{Patched, Scalable};
 
 #[test]

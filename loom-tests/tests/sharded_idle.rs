@@ -5,8 +5,9 @@
 #![cfg(nohz_loom)]
 
 use loom_tests::models::sharded::*;
-use nohz::sync::mutation::{CodeMutant, with_code_mutant, with_weakened};
-use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ILB_FENCE, NOHZ_SHARD_GC_FENCE, Weakening};
+use nohz::internals::{CodeMutant, NOHZ_SHARD_GC_FENCE, with_code_mutant};
+use nohz::sync::mutation::with_weakened;
+use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_ILB_FENCE, Weakening};
 
 fn report(name: &str, e: &loom_tests::Explored) {
     e.assert_all_reached();

@@ -35,14 +35,33 @@
 //! only sends the kick down the full path. The bump (NOHZ_DEADLINE_BUMP) pairs with the
 //! refresh's load (NOHZ_DEADLINE_REFRESH): loom model `o7::deadline_against_ilb`.
 
-use crate::fair::hooks::NohzLine;
-use crate::fair::rq::Rq;
-use crate::fair::{Scalars, out_of_line};
 use crate::jiffies::Jiffies;
-use crate::sync::{
-    AtomicU32, AtomicU64, NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH, NOHZ_ENTER_IDLE_REPEAT_FENCE,
-    Ordering::Relaxed,
-};
+use crate::sync::{AtomicU64, Ordering, Ordering::Relaxed, Site, SiteKind};
+
+/// `Scalable` only: the `fetch_add` that bumps `nohz.kick_deadline` (marks it stale) after a
+/// writer made the kick due sooner (`needs_update` or `has_blocked_load` set).
+pub static NOHZ_DEADLINE_BUMP: Site = Site::access_site(
+    "nohz.kick_deadline.bump",
+    SiteKind::Rmw,
+    Ordering::Release,
+    "kick deadline (Scalable)",
+    "nohz.kick_deadline.refresh: a refresher loads the word (Acquire), reads the flags and \
+     deadlines, and replaces the word only if no bump landed meanwhile",
+    "a refresher that read this writer's bump still reading the flag from before the writer set \
+     it, and so making the word fresh with a deadline past a kick that is due: the kick's \
+     not-due test then skips a NEXT or STATS kick that Patched would send",
+);
+
+/// `Scalable` only: the load of `nohz.kick_deadline` that starts a refresh.
+pub static NOHZ_DEADLINE_REFRESH: Site = Site::access_site(
+    "nohz.kick_deadline.refresh",
+    SiteKind::Load,
+    Ordering::Acquire,
+    "kick deadline (Scalable)",
+    "nohz.kick_deadline.bump: each writer stores its flag, then bumps the word with a Release RMW",
+    "reading a bumped word but a flag older than the bump, and computing a later deadline from \
+     it (a due kick skipped)",
+);
 
 /// One bump of the deadline word (its bits 33..64 count them; bit 32 stays clear, so a bumped
 /// word is at least 2^33 whatever deadline it holds).
@@ -132,101 +151,6 @@ impl KickDeadline {
     #[cfg(test)]
     fn word(&self) -> u64 {
         self.0.load(Relaxed)
-    }
-}
-
-/// `Scalable`'s `nohz` line (and `Sharded`'s): idle entry reads `nohz.has_blocked_load` and
-/// `nohz.needs_update` before it stores 1 into them (spec §6 O7), so a registered CPU that
-/// re-enters idle (every idle pass, after seed 001) writes no shared line; and the busy tick's
-/// not-due test is one load of the precomputed [`KickDeadline`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ScalableLine;
-
-impl NohzLine for ScalableLine {
-    /// The repeat entry, whole: `rq.has_blocked_load` set with an RMW, so that the fence after
-    /// it is free on x86; then the fence, so that the flag read after it pairs with the ILB's
-    /// clear before its rq reads (NOHZ_ENTER_IDLE_REPEAT_FENCE against NOHZ_ILB_FENCE, O7);
-    /// then `nohz.has_blocked_load` only if it reads 0. Never a compare-exchange (T9).
-    #[inline(always)]
-    fn reenter_idle(line: &Scalars, rq: &Rq) -> bool {
-        rq.raise_has_blocked_load();
-        NOHZ_ENTER_IDLE_REPEAT_FENCE.fence_after_rmw();
-        let raised = Self::raise(&line.has_blocked_load);
-        Self::raised(line, raised);
-        true
-    }
-
-    #[inline(always)]
-    fn raise(flag: &AtomicU32) -> bool {
-        let store = flag.load(Relaxed) == 0;
-        if store {
-            flag.store(1, Relaxed);
-        }
-        store
-    }
-
-    /// A flag this entry set makes the kick due sooner: one bump covers both. A CPU that read
-    /// 1 stores nothing: whoever stored that 1 bumps before its entry returns, and if an ILB
-    /// pass cleared it meanwhile, that pass's scan sees this CPU (O7).
-    #[inline(always)]
-    fn raised(line: &Scalars, raised: bool) {
-        if raised {
-            line.kick_deadline.bump();
-        }
-    }
-
-    /// The common tick is decided by a handful of plain loads with no side effect, combined
-    /// without short-circuiting so that it runs straight through to one branch; any other
-    /// tick first refreshes a stale word (once per bump: the first kick to find it stale),
-    /// then runs the kernel's path out of line, so that the common tick saves no registers
-    /// (`ci/guards.sh`, T5a: 44 -> 28 instructions).
-    #[inline(always)]
-    fn gate<R>(
-        line: &Scalars,
-        rq: &Rq,
-        on_own_cpu: impl FnOnce() -> bool,
-        now: Jiffies,
-        not_due: R,
-        kick: impl FnOnce() -> R,
-    ) -> R {
-        let idle_or_registered = rq.idle_balance() | rq.nohz_tick_stopped();
-        let on_own_cpu = on_own_cpu();
-        if line
-            .kick_deadline
-            .prelude(idle_or_registered, on_own_cpu, now)
-        {
-            return not_due;
-        }
-        out_of_line(move || {
-            line.kick_deadline
-                .refresh(true, || deadline_from_scalars(line, now));
-            if !idle_or_registered && on_own_cpu && line.kick_deadline.not_due(now) {
-                return not_due;
-            }
-            kick()
-        })
-    }
-
-    #[inline]
-    fn moved(line: &Scalars, now: Jiffies) {
-        line.kick_deadline
-            .refresh(false, || deadline_from_scalars(line, now));
-    }
-}
-
-/// The deadline `now`'s kick would fold from the scalars: now while `needs_update` is set,
-/// else `next_blocked + 1` while `has_blocked_load` is set and that is earlier, else
-/// `next_balance`.
-fn deadline_from_scalars(line: &Scalars, now: Jiffies) -> Jiffies {
-    if line.needs_update() {
-        return now;
-    }
-    let balance = line.next_balance();
-    let blocked = line.next_blocked().add(1);
-    if line.has_blocked_load() && blocked.is_before(balance) {
-        blocked
-    } else {
-        balance
     }
 }
 

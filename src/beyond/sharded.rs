@@ -28,8 +28,9 @@
 //!   touches it; only a scanner that finds a flagged shard empty (`find_new_ilb`) clears it:
 //!   clear, fence, re-read the shard, re-set if it is not empty. Summary writes are therefore
 //!   bounded by the kick rate, not by the idle-transition rate.
-//! - The *tables* (each shard's members and population, each CPU's shard and slot in its
-//!   runqueue's NOHZ line) are written at init and by `set_shard_map` only.
+//! - The *tables* (each shard's members and population; each CPU's shard and slot, its
+//!   [`ShardPlace`], on a line beside its runqueue: the idle set's per-CPU state, which the
+//!   kernel's flat mask does not have) are written at init and by `set_shard_map` only.
 //!
 //! **Which barrier pairs with which** (spec `sharded-idle.md` §2.6).
 //! - Enter: shard `fetch_or`, then `NOHZ_ENTER_IDLE_FENCE`, then the summary bit and the two
@@ -65,18 +66,33 @@
 //! the shards before it, then its own shard up to itself: with contiguous ascending shards
 //! exactly `for_each_cpu_wrap(mask, ilb + 1)`, the ILB last.
 
+use super::scalable::ScalableLine;
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
-use crate::fair::hooks::IdleCpus;
-use crate::fair::rq::Rq;
-use crate::fair::{Scalars, TopologyError};
+pub use crate::fair::hooks::ShardMapError;
+use crate::fair::hooks::{IdleCpus, Policy, sealed as policy_sealed};
+use crate::fair::{CpuSlot, TopologyError};
 use crate::jiffies::Jiffies;
 use crate::platform::Platform;
-use crate::sync::{AtomicU16, AtomicU32, AtomicU64, NOHZ_SHARD_GC_FENCE, Ordering::Relaxed};
+use crate::sync::{AtomicU16, AtomicU32, AtomicU64, Ordering, Ordering::Relaxed, Site};
 use core::fmt;
 use core::marker::PhantomData;
 use crossbeam_utils::CachePadded;
+
+/// `Sharded` only (S1): `find_new_ilb`'s GC of a shard it found flagged and empty, between
+/// clearing the shard's summary bit and re-reading its idle word (to flag it again if a CPU
+/// registered meanwhile).
+pub static NOHZ_SHARD_GC_FENCE: Site = Site::fence_site(
+    "nohz.find_new_ilb.gc_fence",
+    Ordering::SeqCst,
+    "S1 (Sharded)",
+    "nohz.nohz_balance_enter_idle.mask_fence: the enterer sets its shard bit, fences, then reads \
+     its summary bit and sets it if clear",
+    "a CPU registered in a shard whose summary bit ends clear: the GC's re-read misses the new \
+     bit while the enterer read the bit as still set from before the clear, so no kick ever \
+     looks in that shard again (a persistent false negative)",
+);
 
 /// Shards a summary can name: two words on the `nohz` line.
 pub const MAX_SHARDS: usize = 64 * SUMMARY_WORDS;
@@ -173,13 +189,8 @@ pub struct ByLlc<const MAX: usize = 64>;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Contiguous<const K: usize>;
 
-/// The layout of a flat policy: never asked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct NoLayout;
-
 impl<const MAX: usize> sealed::Sealed for ByLlc<MAX> {}
 impl<const K: usize> sealed::Sealed for Contiguous<K> {}
-impl sealed::Sealed for NoLayout {}
 
 impl<const MAX: usize> ByLlc<MAX> {
     const CAP: usize = {
@@ -219,69 +230,6 @@ impl<const K: usize> ShardLayout for Contiguous<K> {
         Placement::Shard(cpu.index() / Self::K)
     }
 }
-impl ShardLayout for NoLayout {
-    fn place<const N: usize, T: crate::platform::Topology<N>>(
-        _plat: &T,
-        _cpu: CpuId<N>,
-    ) -> Placement {
-        Placement::Shard(0)
-    }
-}
-
-/// Why a shard map was refused; nothing was changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardMapError {
-    /// `cpu` would need shard `shard`, beyond the machine's `capacity` (the policy's `S`).
-    TooManyShards {
-        /// The CPU that did not fit.
-        cpu: usize,
-        /// The shard it needed.
-        shard: usize,
-        /// The shards the machine has.
-        capacity: usize,
-    },
-    /// Shard `shard` would hold more than 64 CPUs; `cpu` is the 65th.
-    ShardFull {
-        /// The shard.
-        shard: usize,
-        /// The CPU that did not fit.
-        cpu: usize,
-    },
-    /// `cpu` is registered as idle: shards never change while a CPU is registered.
-    CpuRegistered {
-        /// The registered CPU.
-        cpu: usize,
-    },
-    /// The machine is not booted yet, or its policy is not sharded.
-    NotSharded,
-}
-
-impl fmt::Display for ShardMapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            ShardMapError::TooManyShards {
-                cpu,
-                shard,
-                capacity,
-            } => write!(
-                f,
-                "CPU {cpu} would go to shard {shard}, but the machine has {capacity} shards"
-            ),
-            ShardMapError::ShardFull { shard, cpu } => {
-                write!(f, "shard {shard} would hold more than 64 CPUs (CPU {cpu})")
-            }
-            ShardMapError::CpuRegistered { cpu } => write!(
-                f,
-                "CPU {cpu} is registered as idle: shards never change while a CPU is registered"
-            ),
-            ShardMapError::NotSharded => {
-                write!(f, "not a booted machine of a sharded policy")
-            }
-        }
-    }
-}
-
-impl core::error::Error for ShardMapError {}
 
 /// One shard's read-only tables: its members by slot and its population (set at init).
 #[derive(Debug)]
@@ -301,8 +249,94 @@ impl ShardTable {
     }
 }
 
+/// `Sharded`'s words on the `nohz` scalar line, beside the kernel's scalars (its
+/// `IdleCpus::Line`): the busy tick's `Hint` test reads them with the scalars it reads anyway.
+#[derive(Debug)]
+pub struct ShardLine {
+    /// The sticky per-shard summary (bit `s` of word `s / 64`: shard `s` may hold a registered
+    /// CPU). Set by enterers after their fence, cleared only by `find_new_ilb`'s GC: never
+    /// written at idle-transition rate.
+    summary: [AtomicU64; SUMMARY_WORDS],
+    /// The shards in use (written at init and by `set_shard_map` only).
+    nr_shards: AtomicU32,
+}
+
+impl ShardLine {
+    crate::maybe_const_fn! {
+        fn new() -> Self {
+            ShardLine {
+                summary: crate::sync::atomic_array!(AtomicU64::new(0); SUMMARY_WORDS),
+                nr_shards: AtomicU32::new(0),
+            }
+        }
+    }
+}
+
+/// A CPU's place in the shards, beside its runqueue (`Sharded`'s `IdleCpus::Cpu`): written when
+/// the shard map is built, read by this CPU's idle entry and exit (precomputed so that they do
+/// no arithmetic), by its ILB walks and its kicks' ILB choice.
+#[derive(Debug)]
+pub struct ShardPlace {
+    /// The shard's index complemented (0, a fresh machine's value, is no shard: its complement
+    /// is past every shard, so one bounds check covers both) ...
+    shard_not: AtomicU32,
+    /// ... this CPU's bit in that shard's word (0: no shard) ...
+    shard_bit: AtomicU64,
+    /// ... and the shard's bit in its summary word.
+    summary_bit: AtomicU64,
+}
+
+impl ShardPlace {
+    crate::maybe_const_fn! {
+        fn new() -> Self {
+            ShardPlace {
+                shard_not: AtomicU32::new(0),
+                shard_bit: AtomicU64::new(0),
+                summary_bit: AtomicU64::new(0),
+            }
+        }
+    }
+
+    /// This CPU's shard and slot, once the shard map is built.
+    #[inline(always)]
+    pub(crate) fn slot(&self) -> Option<ShardSlot> {
+        let (shard, bit) = self.place();
+        (bit != 0).then(|| ShardSlot {
+            shard,
+            slot: bit.trailing_zeros() as usize,
+        })
+    }
+
+    /// This CPU's shard index (past every shard if it has none) and its bit in that shard's
+    /// word, for idle entry and exit.
+    #[inline(always)]
+    fn place(&self) -> (usize, u64) {
+        (
+            !self.shard_not.load(Relaxed) as usize,
+            self.shard_bit.load(Relaxed),
+        )
+    }
+
+    /// This CPU's shard's bit in its summary word, for idle entry.
+    #[inline(always)]
+    fn summary_bit(&self) -> u64 {
+        self.summary_bit.load(Relaxed)
+    }
+
+    #[inline]
+    fn set(&self, at: Option<ShardSlot>) {
+        self.shard_not
+            .store(at.map_or(0, |at| !(at.shard as u32)), Relaxed);
+        self.shard_bit
+            .store(at.map_or(0, |at| 1 << at.slot), Relaxed);
+        self.summary_bit
+            .store(at.map_or(0, |at| 1 << (at.shard % 64)), Relaxed);
+    }
+}
+
 /// `Sharded`'s idle set (`nohz.idle_cpus_mask` under it): `S` idle words, each on a block of
-/// its own, and their tables; the summary and the shard count live on the `nohz` scalar line.
+/// its own, and their tables; the summary and the shard count live on the `nohz` scalar line
+/// ([`ShardLine`]), each CPU's place beside its runqueue ([`ShardPlace`]).
 /// `L`, `O` and `E` are the policy's layout, ILB order and emptiness mode.
 pub struct ShardedIdle<const S: usize, L = ByLlc, O = LocalFirst, E = Hint> {
     words: [CachePadded<AtomicU64>; S],
@@ -330,7 +364,7 @@ impl<const S: usize, L, O, E> ShardedIdle<S, L, O, E> {
 
     /// The view of the whole set: these words and tables with `line`'s summary and count.
     #[inline(always)]
-    fn view<'a>(&'a self, line: &'a Scalars) -> Shards<'a> {
+    fn view<'a>(&'a self, line: &'a ShardLine) -> Shards<'a> {
         Shards {
             words: &self.words,
             tables: &self.tables,
@@ -339,14 +373,36 @@ impl<const S: usize, L, O, E> ShardedIdle<S, L, O, E> {
         }
     }
 
+    /// Test rigs: sets (or clears) `at`'s bit in its shard word, nothing else.
+    #[cfg(feature = "testing")]
+    pub(crate) fn set_bit_alone(&self, line: &ShardLine, at: ShardSlot, registered: bool) {
+        let view = self.view(line);
+        if registered {
+            view.set_bit(at.shard, at.bit());
+        } else {
+            view.words[at.shard].fetch_and(!at.bit(), Relaxed);
+        }
+    }
+
+    /// Test rigs: the ILB walk from after `from`, as CPU indices, each word read as it reaches
+    /// it.
+    #[cfg(feature = "testing")]
+    pub(crate) fn walk_from<'a>(
+        &'a self,
+        line: &'a ShardLine,
+        from: Option<ShardSlot>,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.view(line).walk(from)
+    }
+
     /// Builds the shard map from `place` (the layout's placement, or an explicit map):
     /// refused, changing nothing, if it does not fit the `S` shards of at most 64 CPUs, or
     /// while any CPU is registered (shards never change while a CPU is registered). The caller
     /// guarantees that no CPU enters idle meanwhile (boot, or all CPUs quiesced).
     pub(crate) fn build<const N: usize>(
         &self,
-        line: &Scalars,
-        rqs: &PerCpu<Rq, N>,
+        line: &ShardLine,
+        slots: &PerCpu<CpuSlot<ShardPlace>, N>,
         nr: NrCpuIds<N>,
         place: impl Fn(CpuId<N>) -> Placement,
     ) -> Result<(), ShardMapError> {
@@ -354,19 +410,19 @@ impl<const S: usize, L, O, E> ShardedIdle<S, L, O, E> {
             return Err(ShardMapError::NotSharded);
         }
         let view = self.view(line);
-        if let Some((cpu, _)) = rqs.iter(nr).find(|(_, rq)| {
-            rq.nohz_tick_stopped() || rq.shard_slot().is_some_and(|at| view.test(at))
+        if let Some((cpu, _)) = slots.iter(nr).find(|(_, slot)| {
+            slot.rq.nohz_tick_stopped() || slot.idle_set.slot().is_some_and(|at| view.test(at))
         }) {
             return Err(ShardMapError::CpuRegistered { cpu: cpu.index() });
         }
         plan(nr, S, &place, |_, _| {})?;
         view.reset_tables();
-        for (_, rq) in rqs.iter(nr) {
-            rq.set_shard_slot(None);
+        for (_, slot) in slots.iter(nr) {
+            slot.idle_set.set(None);
         }
         let n = plan(nr, S, &place, |cpu, at| {
             view.put(cpu.index(), at);
-            rqs.get(cpu).set_shard_slot(Some(at));
+            slots.get(cpu).idle_set.set(Some(at));
         })?;
         for w in &line.summary {
             w.store(0, Relaxed);
@@ -382,7 +438,24 @@ where
     O: IlbOrder,
     E: Emptiness,
 {
+    type Line = ShardLine;
+    type Cpu = ShardPlace;
+
     // Moved out by value into the machine's constructor, never borrowed as a constant.
+    #[cfg(not(nohz_loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY_LINE: ShardLine = ShardLine::new();
+    #[cfg(not(nohz_loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY_CPU: ShardPlace = ShardPlace::new();
+    #[cfg(nohz_loom)]
+    fn new_line() -> ShardLine {
+        ShardLine::new()
+    }
+    #[cfg(nohz_loom)]
+    fn new_cpu() -> ShardPlace {
+        ShardPlace::new()
+    }
     #[cfg(not(nohz_loom))]
     #[allow(clippy::declare_interior_mutable_const)]
     const EMPTY: Self = {
@@ -409,14 +482,19 @@ where
     /// This CPU's bit in its own shard's word, nothing on a shared line (nothing at all for a
     /// CPU without a shard).
     #[inline(always)]
-    fn set_cpu<const N: usize>(&self, line: &Scalars, rq: &Rq, _cpu: CpuId<N>) -> Option<usize> {
-        let (shard, bit) = rq.shard_place();
+    fn set_cpu<const N: usize>(
+        &self,
+        line: &ShardLine,
+        at: &ShardPlace,
+        _cpu: CpuId<N>,
+    ) -> Option<usize> {
+        let (shard, bit) = at.place();
         let view = self.view(line);
         let placed = view.set_bit(shard, bit).then_some(shard);
         if let Some(shard) = placed
             && mutant(CodeMutant::SummaryBeforeFence)
         {
-            view.raise_summary_bit(shard, rq.shard_summary_bit());
+            view.raise_summary_bit(shard, at.summary_bit());
         }
         placed
     }
@@ -424,19 +502,18 @@ where
     /// S1: after the same fence, flag this CPU's shard in the summary if it reads clear,
     /// against `find_new_ilb`'s GC clearing it (NOHZ_SHARD_GC_FENCE).
     #[inline(always)]
-    fn after_fence(&self, line: &Scalars, rq: &Rq, placed: Option<usize>) {
+    fn after_fence(&self, line: &ShardLine, at: &ShardPlace, placed: Option<usize>) {
         if let Some(shard) = placed
             && !mutant(CodeMutant::SummaryBeforeFence)
         {
-            self.view(line)
-                .raise_summary_bit(shard, rq.shard_summary_bit());
+            self.view(line).raise_summary_bit(shard, at.summary_bit());
         }
     }
 
     /// The own shard's word only, never the summary (the next GC clears a stale bit).
     #[inline(always)]
-    fn clear_cpu<const N: usize>(&self, rq: &Rq, _cpu: CpuId<N>) {
-        let (shard, bit) = rq.shard_place();
+    fn clear_cpu<const N: usize>(&self, at: &ShardPlace, _cpu: CpuId<N>) {
+        let (shard, bit) = at.place();
         if let Some(w) = self.words.get(shard) {
             if mutant(CodeMutant::ShardLoadStore) {
                 rejected::and_not_by_load_store(w, bit);
@@ -447,20 +524,20 @@ where
     }
 
     #[inline]
-    fn test_cpu<const N: usize>(&self, rq: &Rq, _cpu: CpuId<N>) -> bool {
-        rq.shard_slot()
+    fn test_cpu<const N: usize>(&self, at: &ShardPlace, _cpu: CpuId<N>) -> bool {
+        at.slot()
             .is_some_and(|at| self.words[at.shard].load(Relaxed) & at.bit() != 0)
     }
 
     /// `Hint`: the summary alone (a stale bit answers "someone": the documented divergence);
     /// `Validated`: the flagged shards' words from the asking CPU's shard on.
     #[inline]
-    fn empty<const N: usize>(&self, line: &Scalars, rq: &Rq, _cpus: &Cpus<N, W>) -> bool {
+    fn empty<const N: usize>(&self, line: &ShardLine, at: &ShardPlace, _cpus: &Cpus<N, W>) -> bool {
         let view = self.view(line);
         if E::HINT {
             !view.summary_any()
         } else {
-            let home = rq.shard_slot().map_or(0, |at| at.shard);
+            let home = at.slot().map_or(0, |at| at.shard);
             !view.any_idle_from(home)
         }
     }
@@ -470,13 +547,13 @@ where
     #[inline]
     fn for_each_cpu_wrap<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
-        rq: &Rq,
+        line: &'a ShardLine,
+        at: &ShardPlace,
         _this_cpu: CpuId<N>,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
         self.view(line)
-            .walk(rq.shard_slot())
+            .walk(at.slot())
             .filter_map(move |i| nr.cpu(i).ok())
     }
 
@@ -485,14 +562,14 @@ where
     #[inline]
     fn find_ilb<const N: usize>(
         &self,
-        line: &Scalars,
-        rq: &Rq,
+        line: &ShardLine,
+        at: &ShardPlace,
         hk: &CpuMask<W>,
         nr: NrCpuIds<N>,
         now: impl FnOnce() -> Jiffies,
         mut accept: impl FnMut(CpuId<N>) -> bool,
     ) -> Option<CpuId<N>> {
-        let home = rq.shard_slot().map(|at| at.shard);
+        let home = at.slot().map(|at| at.shard);
         let rotate = if O::LOCAL_FIRST { now().get() % 64 } else { 0 };
         self.view(line)
             .find(home, O::LOCAL_FIRST, rotate, |i| {
@@ -506,7 +583,7 @@ where
     #[inline]
     fn for_each_cpu<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
+        line: &'a ShardLine,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
         self.view(line)
@@ -516,7 +593,7 @@ where
 
     fn registered<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
+        line: &'a ShardLine,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
         self.view(line)
@@ -528,7 +605,7 @@ where
     /// topology must fit the shards; rebuilds leave the shards alone.
     fn check<const N: usize, Pl: Platform<N>>(
         &self,
-        line: &Scalars,
+        line: &ShardLine,
         nr: NrCpuIds<N>,
         plat: &Pl,
     ) -> Result<(), TopologyError> {
@@ -542,21 +619,21 @@ where
 
     fn boot<const N: usize, Pl: Platform<N>>(
         &self,
-        line: &Scalars,
-        rqs: &PerCpu<Rq, N>,
+        line: &ShardLine,
+        slots: &PerCpu<CpuSlot<ShardPlace>, N>,
         nr: NrCpuIds<N>,
         plat: &Pl,
     ) {
         // check accepted this map before boot, and no CPU is registered yet, so this cannot be
         // refused.
-        let _ = self.build(line, rqs, nr, |c| L::place(plat, c));
+        let _ = self.build(line, slots, nr, |c| L::place(plat, c));
     }
 
-    fn nr_shards(&self, line: &Scalars) -> usize {
+    fn nr_shards(&self, line: &ShardLine) -> usize {
         self.view(line).nr()
     }
 
-    fn shard_word(&self, line: &Scalars, s: usize) -> u64 {
+    fn shard_word(&self, line: &ShardLine, s: usize) -> u64 {
         if s < self.view(line).nr() {
             self.words[s].load(Relaxed)
         } else {
@@ -564,18 +641,18 @@ where
         }
     }
 
-    fn shard_flagged(&self, line: &Scalars, s: usize) -> bool {
+    fn shard_flagged(&self, line: &ShardLine, s: usize) -> bool {
         let view = self.view(line);
         s < view.nr() && view.flagged(s)
     }
 
-    fn shard_of(&self, rq: &Rq) -> Option<(usize, usize)> {
-        rq.shard_slot().map(|at| (at.shard, at.slot))
+    fn shard_of(&self, at: &ShardPlace) -> Option<(usize, usize)> {
+        at.slot().map(|at| (at.shard, at.slot))
     }
 
     fn shard_members<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
+        line: &'a ShardLine,
         nr: NrCpuIds<N>,
         s: usize,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
@@ -586,12 +663,12 @@ where
 
     fn set_map<const N: usize>(
         &self,
-        line: &Scalars,
-        rqs: &PerCpu<Rq, N>,
+        line: &ShardLine,
+        slots: &PerCpu<CpuSlot<ShardPlace>, N>,
         nr: NrCpuIds<N>,
         shard_of: impl Fn(CpuId<N>) -> usize,
     ) -> Result<(), ShardMapError> {
-        self.build(line, rqs, nr, |c| Placement::Shard(shard_of(c)))
+        self.build(line, slots, nr, |c| Placement::Shard(shard_of(c)))
     }
 }
 
@@ -601,7 +678,7 @@ where
 /// default), the kick's emptiness test in mode `E` ([`Hint`] by default).
 ///
 /// ```
-/// use nohz::beyond::sharded::{Contiguous, LowestId, Validated};
+/// use nohz::sharded::{Contiguous, LowestId, Validated};
 /// use nohz::{Machine, Sharded};
 /// // 8 CPUs in 4 shards of 2, with the kernel's observables (the differential tests' choice).
 /// type Strict = Sharded<4, Contiguous<2>, LowestId, Validated>;
@@ -629,16 +706,14 @@ impl<const S: usize, L, O, E> Default for Sharded<S, L, O, E> {
     }
 }
 
-impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> crate::policy::sealed::Sealed
+impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> policy_sealed::Sealed
     for Sharded<S, L, O, E>
 {
     type IdleCpus<const W: usize> = ShardedIdle<S, L, O, E>;
-    type NohzLine = crate::beyond::kick_deadline::ScalableLine;
+    type NohzLine = ScalableLine;
 }
 
-impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> crate::Policy
-    for Sharded<S, L, O, E>
-{
+impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> Policy for Sharded<S, L, O, E> {
     const NAME: &'static str = match (O::LOCAL_FIRST, E::HINT) {
         (true, true) => "sharded",
         (true, false) => "sharded-validated",
@@ -649,13 +724,16 @@ impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> crate::Policy
     const TIME_CHECKS_FIRST: bool = true;
     const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
     const IRQTIME_STATIC_KEY: bool = true;
+    #[cfg(feature = "testing")]
     const READ_BEFORE_WRITE: bool = true;
+    #[cfg(feature = "testing")]
     const KICK_DEADLINE: bool = true;
+    #[cfg(feature = "testing")]
     const SHARDED: bool = true;
 }
 
-/// A CPU's place: its shard and its slot there (the runqueue keeps it as the shard's index and
-/// the slot's bit, the form idle entry and exit use).
+/// A CPU's place: its shard and its slot there ([`ShardPlace`] keeps it as the shard's index
+/// and the slot's bit, the form idle entry and exit use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardSlot {
     /// The shard.
@@ -697,6 +775,7 @@ pub enum CodeMutant {
 }
 
 /// Every code mutant the mutation table runs.
+#[cfg(feature = "testing")]
 pub static CODE_MUTANTS: &[CodeMutant] = &[
     CodeMutant::SummaryBeforeFence,
     CodeMutant::GcNoRecheck,
@@ -740,9 +819,20 @@ mod rejected {
 #[inline(always)]
 fn mutant(_m: CodeMutant) -> bool {
     #[cfg(nohz_loom)]
-    return crate::sync::mutation::code_mutant_active(_m);
+    return crate::sync::mutation::code_mutant_active(_m as u32);
     #[cfg(not(nohz_loom))]
     false
+}
+
+/// Runs `f` with the code mutant `m` active (a rejected design of the sharded idle set,
+/// reachable in this file's code in loom builds only), restoring the real code afterwards,
+/// also when `f` panics.
+#[cfg(nohz_loom)]
+pub fn with_code_mutant<R>(
+    m: CodeMutant,
+    f: impl FnOnce() -> R,
+) -> Result<R, crate::sync::mutation::MutationError> {
+    crate::sync::mutation::with_code_mutant(m as u32, f)
 }
 
 /// A machine's sharded idle set as one view: the shard words and tables, the summary and
@@ -817,7 +907,7 @@ impl<'a> Shards<'a> {
     }
 
     /// [`raise_summary`](Self::raise_summary) with the shard's summary bit precomputed (the
-    /// idle entry's, from its runqueue).
+    /// idle entry's, from its place).
     #[inline(always)]
     pub(crate) fn raise_summary_bit(&self, s: usize, bit: u64) {
         let (w, _) = self.summary_word(s);
@@ -1173,91 +1263,5 @@ impl<'a> Shards<'a> {
     pub(crate) fn members(self, s: usize) -> impl Iterator<Item = usize> + 'a {
         let pop = self.tables.get(s).map_or(0, |t| t.population.load(Relaxed));
         self.bits_of(s, pop)
-    }
-}
-
-/// Reports for test rigs (feature `testing`; hidden from the docs).
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-impl<P: crate::Policy, const N: usize, const W: usize> crate::Machine<P, N, W> {
-    /// `Sharded`: `cpu`'s shard and slot (`None` for a flat policy or before init).
-    #[inline]
-    pub fn shard_slot(&self, cpu: CpuId<N>) -> Option<ShardSlot> {
-        self.fair
-            .nohz()
-            .idle_cpus_mask()
-            .shard_of(self.fair.rq(cpu))
-            .map(|(shard, slot)| ShardSlot { shard, slot })
-    }
-
-    /// `Sharded`: the shards in use (0 for a flat policy or before init).
-    #[inline]
-    pub fn nr_shards(&self) -> usize {
-        let nohz = self.fair.nohz();
-        nohz.idle_cpus_mask().nr_shards(&nohz.scalars)
-    }
-
-    /// `Sharded`: shard `s` is flagged in the summary (it may hold a registered CPU).
-    #[inline]
-    pub fn shard_flagged(&self, s: usize) -> bool {
-        let nohz = self.fair.nohz();
-        nohz.idle_cpus_mask().shard_flagged(&nohz.scalars, s)
-    }
-
-    /// `Sharded`: shard `s`'s idle word (bit `slot` set: that slot's CPU is registered).
-    #[inline]
-    pub fn shard_word(&self, s: usize) -> u64 {
-        let nohz = self.fair.nohz();
-        nohz.idle_cpus_mask().shard_word(&nohz.scalars, s)
-    }
-
-    /// `Sharded`: shard `s`'s members, slots ascending.
-    pub fn shard_members(&self, s: usize) -> impl Iterator<Item = CpuId<N>> + '_ {
-        let nohz = self.fair.nohz();
-        nohz.idle_cpus_mask()
-            .shard_members(&nohz.scalars, self.nr_cpu_ids(), s)
-    }
-
-    /// `Sharded`: replaces the shard map built at init with an explicit one, `shard_of(cpu)`
-    /// naming each CPU's shard (slots follow ascending ids within a shard; shard ids need not
-    /// be dense). Refused, changing nothing, before init or for a flat policy, while any CPU
-    /// is registered as idle (shards never change while a CPU is registered), for a shard id
-    /// at or above the policy's `S`, or for a shard of more than 64 CPUs.
-    ///
-    /// Call it at boot, before the CPUs start idling, or with every CPU quiesced: nothing
-    /// stops a CPU from registering while the map is rewritten.
-    pub fn set_shard_map(&self, shard_of: impl Fn(CpuId<N>) -> usize) -> Result<(), ShardMapError> {
-        let nohz = self.fair.nohz();
-        nohz.idle_cpus_mask()
-            .set_map(&nohz.scalars, self.fair.rqs(), self.nr_cpu_ids(), shard_of)
-    }
-}
-
-/// Test hooks on a `Sharded` machine's shard words (feature `testing`; hidden from the docs):
-/// the unit of the walk and the GC, without the idle paths around them.
-#[cfg(feature = "testing")]
-#[doc(hidden)]
-impl<const S: usize, L, O, E, const N: usize, const W: usize>
-    crate::Machine<Sharded<S, L, O, E>, N, W>
-where
-    L: ShardLayout,
-    O: IlbOrder,
-    E: Emptiness,
-{
-    /// Sets (or clears) `at`'s bit in its shard word, nothing else.
-    pub fn shard_set_bit(&self, at: ShardSlot, registered: bool) {
-        let nohz = self.fair.nohz();
-        let view = nohz.idle_cpus_mask().view(&nohz.scalars);
-        if registered {
-            view.set_bit(at.shard, at.bit());
-        } else {
-            view.words[at.shard].fetch_and(!at.bit(), Relaxed);
-        }
-    }
-
-    /// The ILB walk from after `from`, as CPU indices, each word read as it reaches it.
-    pub fn shard_walk(&self, from: Option<ShardSlot>) -> impl Iterator<Item = usize> + '_ {
-        let nohz = self.fair.nohz();
-        nohz.idle_cpus_mask().view(&nohz.scalars).walk(from)
     }
 }

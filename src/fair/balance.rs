@@ -18,11 +18,10 @@
 use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
-use crate::fair::hooks::{IdleCpus, NohzLine};
+use crate::fair::hooks::{IdleCpus, NohzLine, Policy};
 use crate::fair::rq::NohzFlags;
 use crate::jiffies::{Jiffies, LOAD_AVG_PERIOD_MS};
 use crate::platform::{CpuIdleType, Platform};
-use crate::policy::Policy;
 use crate::sync::NOHZ_ILB_FENCE;
 use crate::warn::{WarnSink, Warning};
 
@@ -128,10 +127,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         let mut outcome = IlbPass::Completed;
         let nr = cpus.nr_cpu_ids();
         // Each word read after the fence, as the walk reaches it.
-        let walk =
-            self.nohz
-                .idle_cpus_mask
-                .for_each_cpu_wrap(&self.nohz.scalars, self.rq(cpu), cpu, nr);
+        let (set, line) = self.nohz.idle_set();
+        let walk = set.for_each_cpu_wrap(line, self.idle_at(cpu), cpu, nr);
         for balance_cpu in walk {
             let rq = self.rq(balance_cpu);
             if !rq.idle_cpu() {
@@ -180,7 +177,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if has_blocked {
             self.nohz.store_has_blocked_load(true);
         }
-        P::NohzLine::moved(&self.nohz.scalars, plat.jiffies());
+        self.nohz
+            .scalars
+            .hook
+            .moved(&self.nohz.scalars, plat.jiffies());
         outcome
     }
 

@@ -1,4 +1,5 @@
-//! The policy hooks: the only way what the kernel does not have enters fair.c's paths.
+//! The [`Policy`] trait and its hooks: the only way what the kernel does not have enters
+//! fair.c's paths.
 //!
 //! C source: none of its own; each hook stands for one kernel object or statement, named
 //! below, and the kernel's implementation here is that statement.
@@ -6,25 +7,30 @@
 //! # Design
 //!
 //! The kernel paths in `fair/` read as fair.c: the seeds' own diffs (`Legacy` against
-//! `Patched`) branch inline on [`Policy`](crate::Policy)'s constants, and nothing else does.
-//! `Scalable` and `Sharded` change two kernel objects, and each is a hook that every policy
-//! names (the sealed supertrait of `Policy`), resolved at compile time:
+//! `Patched`) branch inline on [`Policy`]'s constants, and nothing else does. The policies
+//! beyond the kernel (`src/beyond/`) change two kernel objects, and each is a hook that every
+//! policy names (the sealed supertrait of `Policy`), resolved at compile time:
 //!
 //! - [`IdleCpus`]: the idle set, what `nohz.idle_cpus_mask` is. The kernel's is the flat
-//!   [`CpuMask`] (this file); `Sharded`'s, its shards (`crate::beyond::sharded`).
+//!   [`CpuMask`] (this file).
 //! - [`NohzLine`]: how idle entry writes the `nohz` flags (`WRITE_ONCE(nohz.x, 1)`), and the
-//!   not-due gate of the busy tick's kick that reads them. The kernel's, [`KernelLine`], is
-//!   blind stores and no gate; `Scalable`'s (`crate::beyond::kick_deadline`) reads before it
-//!   writes and keeps one precomputed deadline word.
+//!   not-due gate before the busy tick's `nohz_balancer_kick` that reads them. The kernel's,
+//!   [`KernelLine`], is blind stores and no gate.
 //!
-//! Each hook's kernel implementation is one statement of fair.c, inlined, so `Patched` and
-//! `Legacy` compile to the code they had before the hooks (the instruction-count guards,
-//! `ci/guards.sh`, hold them there).
+//! **The hooks own their storage.** A hook's state is its own type: the `NohzLine` value
+//! itself and the idle set's [`IdleCpus::Line`] sit on the `nohz` scalar line beside the
+//! kernel's scalars (so the busy tick still reads one line), and the idle set's
+//! [`IdleCpus::Cpu`] sits beside each CPU's runqueue. The kernel's are all zero-sized, so
+//! `Patched` and `Legacy` hold exactly the kernel's fields, and this room names no type of the
+//! policies beyond the kernel: they implement these traits from `src/beyond/`, which uses
+//! `fair`, never the reverse.
+//!
+//! Each hook's kernel implementation is one statement of fair.c, or nothing, inlined, so
+//! `Patched` and `Legacy` compile to the code they had before the hooks (the
+//! instruction-count guards, `ci/guards.sh`, hold them there).
 
 use super::rq::Rq;
-use super::{Scalars, TopologyError};
-#[cfg(feature = "sharded")]
-use crate::beyond::sharded::ShardMapError;
+use super::{CpuSlot, Fair, KickDecision, Scalars, TopologyError};
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
@@ -33,19 +39,109 @@ use crate::platform::Platform;
 use crate::sync::{AtomicU32, Ordering::Relaxed};
 use core::fmt;
 
-/// The idle set: the CPUs idle with their tick stopped and registered for idle balancing,
-/// `nohz.idle_cpus_mask` (a machine's is [`Nohz::idle_cpus_mask`](crate::Nohz::idle_cpus_mask)).
-/// A hint: every consumer re-checks `idle_cpu()`.
+pub(crate) mod sealed {
+    /// Seals [`Policy`](super::Policy), and carries the hooks through which what the kernel
+    /// does not have enters the kernel paths: each policy names its idle set and its `nohz`
+    /// line discipline here.
+    pub trait Sealed: 'static {
+        /// The idle set: what `nohz.idle_cpus_mask` is. The kernel's policies keep the flat
+        /// `CpuMask<W>`.
+        type IdleCpus<const W: usize>: super::IdleCpus<W>;
+        /// How idle entry writes the `nohz` flags, and the not-due gate of the kick that reads
+        /// them; its value is its state, kept on the `nohz` scalar line. The kernel's: blind
+        /// stores, no gate, no state.
+        type NohzLine: super::NohzLine;
+    }
+}
+
+/// A compile-time choice of kernel behaviour. Sealed; see [`Patched`](crate::Patched) and
+/// [`Legacy`](crate::Legacy).
 ///
-/// Each CPU sets and clears only its own membership, on itself; `line` is the `nohz` scalar
-/// line (where `Sharded` keeps its summary) and `rq` the runqueue of the CPU acting.
+/// The four seed constants are the kernel's own history: the kernel paths branch on them
+/// inline, each branch reading as the seed's diff. What the kernel does not have enters those
+/// paths only through the policy's hooks, never through a constant.
+pub trait Policy: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// Short name for reports (`"patched"`, `"legacy"`).
+    const NAME: &'static str;
+
+    /// Seed 000, patch 3: `Legacy` keeps the atomic `nohz.nr_cpus` counter beside the idle
+    /// mask (incremented and decremented with each bit) and tests it for "nobody is tickless";
+    /// `Patched` drops it and tests the mask for emptiness.
+    const NR_CPUS_COUNTER: bool;
+
+    /// Seed 000, patch 1: `Patched` checks the blocked-load and balance times in
+    /// `nohz_balancer_kick` before looking at the mask; `Legacy` looks at the count first.
+    const TIME_CHECKS_FIRST: bool;
+
+    /// Seed 001: `Patched` calls `nohz_balance_enter_idle` on every idle pass that leaves the
+    /// tick stopped; `Legacy` only on the pass that stops it (`!was_stopped && STOPPED`), so a
+    /// NO_HZ_FULL CPU whose tick stopped while it ran stays invisible to the idle balancer.
+    const ENTER_IDLE_WHENEVER_STOPPED: bool;
+
+    /// Seed 003: `Patched` gates irq-time accounting on the `sched_clock_irqtime` static key
+    /// (its own cache line); `Legacy` reads a plain flag that shares the `nohz` scalar line.
+    const IRQTIME_STATIC_KEY: bool;
+
+    /// Test rigs only (feature `testing`), descriptive: `nohz_balance_enter_idle` stores 1
+    /// into `nohz.has_blocked_load` and `nohz.needs_update` only if it reads 0 there (spec §6
+    /// O7), so a registered CPU re-entering idle writes no shared line (`Scalable`,
+    /// `Sharded`).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    const READ_BEFORE_WRITE: bool;
+
+    /// Test rigs only, descriptive: the not-due test of `nohz_balancer_kick` reads one
+    /// precomputed word instead of `has_blocked_load`, `next_blocked`, `next_balance` and
+    /// `needs_update` (`Scalable`, `Sharded`).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    const KICK_DEADLINE: bool;
+
+    /// Test rigs only, descriptive: the idle set is split into shards with a sticky summary
+    /// instead of the one flat `nohz.idle_cpus_mask` (`Sharded`).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    const SHARDED: bool;
+}
+
+/// The idle set's words on the `nohz` scalar line (the kernel's set: none).
+pub(crate) type IdleLine<P, const W: usize> =
+    <<P as sealed::Sealed>::IdleCpus<W> as IdleCpus<W>>::Line;
+
+/// What the idle set keeps beside each CPU's runqueue (the kernel's set: nothing).
+pub(crate) type IdleCpu<P, const W: usize> =
+    <<P as sealed::Sealed>::IdleCpus<W> as IdleCpus<W>>::Cpu;
+
+/// The idle set: the CPUs idle with their tick stopped and registered for idle balancing,
+/// `nohz.idle_cpus_mask`. A hint: every consumer re-checks `idle_cpu()`.
+///
+/// Each CPU sets and clears only its own membership, on itself. Besides the set itself (on
+/// lines of its own), it keeps [`Line`](Self::Line) on the `nohz` scalar line (`line` below)
+/// and [`Cpu`](Self::Cpu) beside each CPU's runqueue (`at`: the acting CPU's).
 pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
+    /// Its words on the `nohz` scalar line, read with the kernel's scalars.
+    type Line: fmt::Debug + Send + Sync;
+    /// What it keeps for each CPU, beside the CPU's runqueue.
+    type Cpu: fmt::Debug + Send + Sync;
+
     /// The empty set, as a fresh machine has it.
     #[cfg(not(nohz_loom))]
     const EMPTY: Self;
+    /// Its fresh words on the `nohz` line.
+    #[cfg(not(nohz_loom))]
+    const EMPTY_LINE: Self::Line;
+    /// A fresh CPU's.
+    #[cfg(not(nohz_loom))]
+    const EMPTY_CPU: Self::Cpu;
     /// The empty set (loom atomics cannot be built in `const` context).
     #[cfg(nohz_loom)]
     fn new_empty() -> Self;
+    /// Its fresh words on the `nohz` line.
+    #[cfg(nohz_loom)]
+    fn new_line() -> Self::Line;
+    /// A fresh CPU's.
+    #[cfg(nohz_loom)]
+    fn new_cpu() -> Self::Cpu;
 
     /// What [`set_cpu`](Self::set_cpu) hands on to [`after_fence`](Self::after_fence) (the
     /// kernel's: nothing).
@@ -53,40 +149,45 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
 
     /// `cpumask_set_cpu(cpu, nohz.idle_cpus_mask)`, by `cpu` on idle entry: a relaxed RMW,
     /// ordered by the O1/O2 fence that follows it.
-    fn set_cpu<const N: usize>(&self, line: &Scalars, rq: &Rq, cpu: CpuId<N>) -> Self::Placed;
+    fn set_cpu<const N: usize>(
+        &self,
+        line: &Self::Line,
+        at: &Self::Cpu,
+        cpu: CpuId<N>,
+    ) -> Self::Placed;
 
     /// Idle entry, right after its O1/O2 fence: what the set must do there, given what
     /// `set_cpu` placed (the kernel's: nothing).
-    fn after_fence(&self, line: &Scalars, rq: &Rq, placed: Self::Placed);
+    fn after_fence(&self, line: &Self::Line, at: &Self::Cpu, placed: Self::Placed);
 
     /// `cpumask_clear_cpu(cpu, nohz.idle_cpus_mask)`, by `cpu` on its first busy tick:
     /// relaxed, no barrier (O5).
-    fn clear_cpu<const N: usize>(&self, rq: &Rq, cpu: CpuId<N>);
+    fn clear_cpu<const N: usize>(&self, at: &Self::Cpu, cpu: CpuId<N>);
 
-    /// `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` (`rq`: `cpu`'s).
-    fn test_cpu<const N: usize>(&self, rq: &Rq, cpu: CpuId<N>) -> bool;
+    /// `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` (`at`: `cpu`'s).
+    fn test_cpu<const N: usize>(&self, at: &Self::Cpu, cpu: CpuId<N>) -> bool;
 
-    /// `cpumask_empty(nohz.idle_cpus_mask)`, as the busy tick of the CPU whose runqueue is
-    /// `rq` asks it (`cpus`: for `nr_cpu_ids`, read only by a set that scans up to it).
-    fn empty<const N: usize>(&self, line: &Scalars, rq: &Rq, cpus: &Cpus<N, W>) -> bool;
+    /// `cpumask_empty(nohz.idle_cpus_mask)`, as the busy tick of the CPU `at` belongs to asks
+    /// it (`cpus`: for `nr_cpu_ids`, read only by a set that scans up to it).
+    fn empty<const N: usize>(&self, line: &Self::Line, at: &Self::Cpu, cpus: &Cpus<N, W>) -> bool;
 
     /// `for_each_cpu_wrap(cpu, nohz.idle_cpus_mask, this_cpu + 1)`: the ILB pass's walk, from
-    /// after `this_cpu` (runqueue `rq`) round to it, each word read as the walk reaches it.
+    /// after `this_cpu` (`at`: its own) round to it, each word read as the walk reaches it.
     fn for_each_cpu_wrap<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
-        rq: &Rq,
+        line: &'a Self::Line,
+        at: &Self::Cpu,
         this_cpu: CpuId<N>,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a;
 
-    /// `find_new_ilb()`'s scan for the CPU whose runqueue is `rq`: the first registered CPU in
-    /// `hk` that `accept`s, in this set's order (the kernel's: ascending ids). `now` is for an
+    /// `find_new_ilb()`'s scan for the CPU `at` belongs to: the first registered CPU in `hk`
+    /// that `accept`s, in this set's order (the kernel's: ascending ids). `now` is for an
     /// order that rotates with time; the kernel's never reads it.
     fn find_ilb<const N: usize>(
         &self,
-        line: &Scalars,
-        rq: &Rq,
+        line: &Self::Line,
+        at: &Self::Cpu,
         hk: &CpuMask<W>,
         nr: NrCpuIds<N>,
         now: impl FnOnce() -> Jiffies,
@@ -97,7 +198,7 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     /// registered CPUs the kick's asym-packing scan visits.
     fn for_each_cpu<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
+        line: &'a Self::Line,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a;
 
@@ -105,7 +206,7 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     /// no kernel path reads it).
     fn registered<'a, const N: usize>(
         &'a self,
-        line: &'a Scalars,
+        line: &'a Self::Line,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a;
 
@@ -114,7 +215,7 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     #[inline(always)]
     fn check<const N: usize, Pl: Platform<N>>(
         &self,
-        _line: &Scalars,
+        _line: &Self::Line,
         _nr: NrCpuIds<N>,
         _plat: &Pl,
     ) -> Result<(), TopologyError> {
@@ -126,8 +227,8 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     #[inline(always)]
     fn boot<const N: usize, Pl: Platform<N>>(
         &self,
-        _line: &Scalars,
-        _rqs: &PerCpu<Rq, N>,
+        _line: &Self::Line,
+        _slots: &PerCpu<CpuSlot<Self::Cpu>, N>,
         _nr: NrCpuIds<N>,
         _plat: &Pl,
     ) {
@@ -136,29 +237,28 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     #[cfg(feature = "sharded")]
     /// Reports (tests, the harness): the shards in use (none for the kernel's set).
     #[inline(always)]
-    fn nr_shards(&self, _line: &Scalars) -> usize {
+    fn nr_shards(&self, _line: &Self::Line) -> usize {
         0
     }
 
     #[cfg(feature = "sharded")]
     /// Reports: shard `s`'s idle word (0 out of range, and for the kernel's set).
     #[inline(always)]
-    fn shard_word(&self, _line: &Scalars, _s: usize) -> u64 {
+    fn shard_word(&self, _line: &Self::Line, _s: usize) -> u64 {
         0
     }
 
     #[cfg(feature = "sharded")]
     /// Reports: shard `s` is flagged in the summary.
     #[inline(always)]
-    fn shard_flagged(&self, _line: &Scalars, _s: usize) -> bool {
+    fn shard_flagged(&self, _line: &Self::Line, _s: usize) -> bool {
         false
     }
 
     #[cfg(feature = "sharded")]
-    /// Reports: the shard and slot of the CPU whose runqueue is `rq`, once the shard map is
-    /// built.
+    /// Reports: the shard and slot of the CPU `at` belongs to, once the shard map is built.
     #[inline(always)]
-    fn shard_of(&self, _rq: &Rq) -> Option<(usize, usize)> {
+    fn shard_of(&self, _at: &Self::Cpu) -> Option<(usize, usize)> {
         None
     }
 
@@ -168,8 +268,8 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     #[inline(always)]
     fn set_map<const N: usize>(
         &self,
-        _line: &Scalars,
-        _rqs: &PerCpu<Rq, N>,
+        _line: &Self::Line,
+        _slots: &PerCpu<CpuSlot<Self::Cpu>, N>,
         _nr: NrCpuIds<N>,
         _shard_of: impl Fn(CpuId<N>) -> usize,
     ) -> Result<(), ShardMapError> {
@@ -181,7 +281,7 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     #[inline(always)]
     fn shard_members<'a, const N: usize>(
         &'a self,
-        _line: &'a Scalars,
+        _line: &'a Self::Line,
         _nr: NrCpuIds<N>,
         _s: usize,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
@@ -189,47 +289,59 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     }
 }
 
-/// The kernel's idle set: the flat mask.
+/// The kernel's idle set: the flat mask. It keeps nothing on the `nohz` line and nothing per
+/// CPU.
 impl<const W: usize> IdleCpus<W> for CpuMask<W> {
+    type Line = ();
+    type Cpu = ();
+
     // Moved out by value into the machine's constructor, never borrowed as a constant.
     #[cfg(not(nohz_loom))]
     #[allow(clippy::declare_interior_mutable_const)]
     const EMPTY: Self = CpuMask::new();
+    #[cfg(not(nohz_loom))]
+    const EMPTY_LINE: () = ();
+    #[cfg(not(nohz_loom))]
+    const EMPTY_CPU: () = ();
     #[cfg(nohz_loom)]
     fn new_empty() -> Self {
         CpuMask::new()
     }
+    #[cfg(nohz_loom)]
+    fn new_line() {}
+    #[cfg(nohz_loom)]
+    fn new_cpu() {}
 
     type Placed = ();
 
     #[inline(always)]
-    fn set_cpu<const N: usize>(&self, _line: &Scalars, _rq: &Rq, cpu: CpuId<N>) {
+    fn set_cpu<const N: usize>(&self, _line: &(), _at: &(), cpu: CpuId<N>) {
         self.set(cpu);
     }
 
     #[inline(always)]
-    fn after_fence(&self, _line: &Scalars, _rq: &Rq, _placed: ()) {}
+    fn after_fence(&self, _line: &(), _at: &(), _placed: ()) {}
 
     #[inline(always)]
-    fn clear_cpu<const N: usize>(&self, _rq: &Rq, cpu: CpuId<N>) {
+    fn clear_cpu<const N: usize>(&self, _at: &(), cpu: CpuId<N>) {
         self.clear(cpu);
     }
 
     #[inline(always)]
-    fn test_cpu<const N: usize>(&self, _rq: &Rq, cpu: CpuId<N>) -> bool {
+    fn test_cpu<const N: usize>(&self, _at: &(), cpu: CpuId<N>) -> bool {
         self.test(cpu)
     }
 
     #[inline(always)]
-    fn empty<const N: usize>(&self, _line: &Scalars, _rq: &Rq, cpus: &Cpus<N, W>) -> bool {
+    fn empty<const N: usize>(&self, _line: &(), _at: &(), cpus: &Cpus<N, W>) -> bool {
         self.is_empty(cpus.nr_cpu_ids())
     }
 
     #[inline(always)]
     fn for_each_cpu_wrap<'a, const N: usize>(
         &'a self,
-        _line: &'a Scalars,
-        _rq: &Rq,
+        _line: &'a (),
+        _at: &(),
         this_cpu: CpuId<N>,
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
@@ -239,8 +351,8 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
     #[inline(always)]
     fn find_ilb<const N: usize>(
         &self,
-        _line: &Scalars,
-        _rq: &Rq,
+        _line: &(),
+        _at: &(),
         hk: &CpuMask<W>,
         nr: NrCpuIds<N>,
         _now: impl FnOnce() -> Jiffies,
@@ -252,7 +364,7 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
     #[inline(always)]
     fn for_each_cpu<'a, const N: usize>(
         &'a self,
-        _line: &'a Scalars,
+        _line: &'a (),
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
         self.iter(nr)
@@ -261,7 +373,7 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
     #[inline(always)]
     fn registered<'a, const N: usize>(
         &'a self,
-        _line: &'a Scalars,
+        _line: &'a (),
         nr: NrCpuIds<N>,
     ) -> impl Iterator<Item = CpuId<N>> + 'a {
         self.iter(nr)
@@ -269,38 +381,52 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
 }
 
 /// How `nohz_balance_enter_idle` writes the `nohz` flags, and the not-due gate of
-/// `nohz_balancer_kick` that reads them. `line` is the `nohz` scalar line.
-pub trait NohzLine: 'static {
+/// `nohz_balancer_kick` that reads them. The value is the hook's state, on the `nohz` scalar
+/// line beside `line`, the kernel's scalars.
+pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
+    /// A fresh machine's.
+    #[cfg(not(nohz_loom))]
+    const NEW: Self;
+    /// A fresh machine's (loom atomics cannot be built in `const` context).
+    #[cfg(nohz_loom)]
+    fn new() -> Self;
+
     /// Idle entry of `rq`'s CPU while it is registered already (the kernel's idempotent path,
     /// `goto out`): returns true if the line handled the whole entry itself. The kernel's
     /// never does.
-    fn reenter_idle(line: &Scalars, rq: &Rq) -> bool;
+    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool;
 
     /// `WRITE_ONCE(flag, 1)` from idle entry (`nohz.needs_update`, `nohz.has_blocked_load`);
     /// returns whether it stored.
-    fn raise(flag: &AtomicU32) -> bool;
+    fn raise(&self, flag: &AtomicU32) -> bool;
 
     /// Idle entry is done raising the flags; `raised`: it stored at least one.
-    fn raised(line: &Scalars, raised: bool);
+    fn raised(&self, raised: bool);
 
-    /// The not-due gate around `nohz_balancer_kick`'s path (`kick`) on the CPU whose
-    /// runqueue is `rq`: `not_due` if the tick is the common one that the path would end with
-    /// no kick and no side effect (the tick is not on an idle CPU and the CPU is not
-    /// registered; the caller runs on its own CPU, `on_own_cpu()`, so no warning to count;
-    /// balancing not due at `now`), otherwise whatever `kick` returns. The kernel has no gate:
-    /// it runs `kick`, and reads nothing else.
-    fn gate<R>(
-        line: &Scalars,
-        rq: &Rq,
-        on_own_cpu: impl FnOnce() -> bool,
-        now: Jiffies,
-        not_due: R,
-        kick: impl FnOnce() -> R,
-    ) -> R;
+    /// `cpu`'s busy-tick `nohz_balancer_kick`, behind the line's not-due gate. The kernel has
+    /// no gate: it runs `fair.nohz_balancer_kick` and reads nothing else. A gate may decide
+    /// itself a tick that the function would end with no kick and no side effect (the tick is
+    /// not on an idle CPU and the CPU is not registered; the caller runs on `cpu` itself, so
+    /// no warning to count; balancing not due), and runs the function for every other tick.
+    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
+        &self,
+        fair: &Fair<P, N, W>,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N>;
 
     /// The scalars the gate reads moved (`kick_ilb`'s `next_balance`, an ILB pass's end,
     /// boot).
-    fn moved(line: &Scalars, now: Jiffies);
+    fn moved(&self, line: &Scalars, now: Jiffies);
+
+    /// Reports (feature `testing`): the gate's precomputed not-due deadline, or `None` while
+    /// it is stale, or for a line that keeps none (the kernel's).
+    #[cfg(feature = "testing")]
+    #[inline(always)]
+    fn deadline(&self) -> Option<Jiffies> {
+        None
+    }
 }
 
 /// The kernel's `nohz` line: `WRITE_ONCE(..., 1)` on every idle entry, and no gate.
@@ -308,34 +434,98 @@ pub trait NohzLine: 'static {
 pub struct KernelLine;
 
 impl NohzLine for KernelLine {
+    #[cfg(not(nohz_loom))]
+    const NEW: Self = KernelLine;
+    #[cfg(nohz_loom)]
+    fn new() -> Self {
+        KernelLine
+    }
+
     #[inline(always)]
-    fn reenter_idle(_line: &Scalars, _rq: &Rq) -> bool {
+    fn reenter_idle(&self, _line: &Scalars, _rq: &Rq) -> bool {
         false
     }
 
     #[inline(always)]
-    fn raise(flag: &AtomicU32) -> bool {
+    fn raise(&self, flag: &AtomicU32) -> bool {
         flag.store(1, Relaxed);
         true
     }
 
     #[inline(always)]
-    fn raised(_line: &Scalars, _raised: bool) {}
+    fn raised(&self, _raised: bool) {}
 
     #[inline(always)]
-    fn gate<R>(
-        _line: &Scalars,
-        _rq: &Rq,
-        _on_own_cpu: impl FnOnce() -> bool,
-        _now: Jiffies,
-        _not_due: R,
-        kick: impl FnOnce() -> R,
-    ) -> R {
-        kick()
+    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
+        &self,
+        fair: &Fair<P, N, W>,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
+        fair.nohz_balancer_kick(cpus, cpu, plat)
     }
 
     #[inline(always)]
-    fn moved(_line: &Scalars, _now: Jiffies) {}
+    fn moved(&self, _line: &Scalars, _now: Jiffies) {}
 }
 
-pub use crate::beyond::kick_deadline::ScalableLine;
+/// Why an idle set refused a map of the possible CPUs (`Sharded`'s shards: its layout's map at
+/// init, or a test rig's explicit one); nothing was changed. The kernel's flat mask has no map
+/// and refuses none.
+#[cfg(feature = "sharded")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardMapError {
+    /// `cpu` would need shard `shard`, beyond the machine's `capacity` (the policy's `S`).
+    TooManyShards {
+        /// The CPU that did not fit.
+        cpu: usize,
+        /// The shard it needed.
+        shard: usize,
+        /// The shards the machine has.
+        capacity: usize,
+    },
+    /// Shard `shard` would hold more than 64 CPUs; `cpu` is the 65th.
+    ShardFull {
+        /// The shard.
+        shard: usize,
+        /// The CPU that did not fit.
+        cpu: usize,
+    },
+    /// `cpu` is registered as idle: shards never change while a CPU is registered.
+    CpuRegistered {
+        /// The registered CPU.
+        cpu: usize,
+    },
+    /// The machine is not booted yet, or its policy is not sharded.
+    NotSharded,
+}
+
+#[cfg(feature = "sharded")]
+impl fmt::Display for ShardMapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ShardMapError::TooManyShards {
+                cpu,
+                shard,
+                capacity,
+            } => write!(
+                f,
+                "CPU {cpu} would go to shard {shard}, but the machine has {capacity} shards"
+            ),
+            ShardMapError::ShardFull { shard, cpu } => {
+                write!(f, "shard {shard} would hold more than 64 CPUs (CPU {cpu})")
+            }
+            ShardMapError::CpuRegistered { cpu } => write!(
+                f,
+                "CPU {cpu} is registered as idle: shards never change while a CPU is registered"
+            ),
+            ShardMapError::NotSharded => {
+                write!(f, "not a booted machine of a sharded policy")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "sharded")]
+impl core::error::Error for ShardMapError {}

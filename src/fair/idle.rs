@@ -13,9 +13,8 @@
 use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
-use crate::fair::hooks::{IdleCpus, NohzLine};
+use crate::fair::hooks::{IdleCpus, NohzLine, Policy};
 use crate::platform::Platform;
-use crate::policy::Policy;
 use crate::sync::{NOHZ_ENTER_IDLE_FENCE, Ordering::Relaxed};
 
 impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
@@ -29,10 +28,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// fences (O1/O2), leaves its LLC's busy count and sets `nohz.needs_update`; both
     /// registering and idempotent paths end by storing `nohz.has_blocked_load = 1`.
     ///
-    /// Beyond the kernel, through the policy's hooks (`hooks`): under `Scalable` a registered
-    /// CPU's repeat entry is the `nohz` line's own (it reads the flag before it writes it, so
-    /// it writes nothing shared), and the flag stores read first; under `Sharded` the mask is
-    /// the shards.
+    /// Beyond the kernel, through the policy's hooks (`hooks`): the `nohz` line's may take a
+    /// registered CPU's repeat entry whole and read the flags before it stores them
+    /// (`Scalable`'s writes nothing shared on a repeat entry); the idle set is the policy's
+    /// (`Sharded`'s shards).
     pub fn nohz_balance_enter_idle<Pl: Platform<N>>(
         &self,
         cpus: &Cpus<N, W>,
@@ -41,12 +40,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     ) {
         cpus.check_on_cpu(cpu, plat.this_cpu());
         let rq = self.rq(cpu);
-        let (mask, line) = (&self.nohz.idle_cpus_mask, &*self.nohz.scalars);
+        let line = &*self.nohz.scalars;
+        let (mask, at) = (&self.nohz.idle_cpus_mask, self.idle_at(cpu));
         // A CPU being torn down must not register.
         if !cpus.cpu_active(cpu) {
             return;
         }
-        if rq.nohz_tick_stopped() && P::NohzLine::reenter_idle(line, rq) {
+        if rq.nohz_tick_stopped() && line.hook.reenter_idle(line, rq) {
             return;
         }
         // A hint (spec §5.6), set without a lock: each set counts one higher, so an updater's
@@ -65,7 +65,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 return;
             }
             rq.set_nohz_tick_stopped(true);
-            let placed = mask.set_cpu(line, rq, cpu);
+            let placed = mask.set_cpu(&line.idle_set, at, cpu);
             // Before seed 000: the counter beside the mask.
             if P::NR_CPUS_COUNTER {
                 line.nr_cpus.fetch_add(1, Relaxed);
@@ -74,13 +74,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             // of those flags before its mask scan (NOHZ_ILB_FENCE). It follows the mask's
             // RMW (Legacy: the counter's), as the kernel's smp_mb__after_atomic() does.
             NOHZ_ENTER_IDLE_FENCE.fence_after_rmw();
-            mask.after_fence(line, rq, placed);
+            mask.after_fence(&line.idle_set, at, placed);
             self.set_cpu_sd_state_idle(cpus, cpu);
-            raised = P::NohzLine::raise(&line.needs_update);
+            raised = line.hook.raise(&line.needs_update);
         }
         // Both paths: a newly idle CPU has blocked load to decay.
-        raised |= P::NohzLine::raise(&line.has_blocked_load);
-        P::NohzLine::raised(line, raised);
+        raised |= line.hook.raise(&line.has_blocked_load);
+        line.hook.raised(raised);
     }
 
     /// `nohz_balance_exit_idle(rq)`: `cpu` is busy again; it leaves the idle mask and counts
@@ -115,7 +115,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             }
         }
         // No barrier: consumers re-check idle_cpu() (O5).
-        self.nohz.idle_cpus_mask.clear_cpu(rq, cpu);
+        self.nohz.idle_cpus_mask.clear_cpu(self.idle_at(cpu), cpu);
         // Before seed 000: the counter beside the mask.
         if P::NR_CPUS_COUNTER {
             self.nohz.scalars.nr_cpus.fetch_sub(1, Relaxed);
@@ -152,7 +152,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
 
 /// Which of the kernel's two callers runs [`Fair::nohz_balance_exit_idle`] on the CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ExitFrom {
+pub enum ExitFrom {
     /// Its first busy tick (`nohz_balancer_kick`), interrupts off: nothing else runs on the
     /// CPU in the middle.
     Tick,

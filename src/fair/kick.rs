@@ -14,11 +14,9 @@ use super::Fair;
 use crate::cpu::CpuId;
 use crate::cpus::Cpus;
 use crate::fair::ExitFrom;
-use crate::fair::hooks::{IdleCpus, NohzLine};
-use crate::fair::out_of_line;
+use crate::fair::hooks::{IdleCpus, NohzLine, Policy};
 use crate::fair::rq::NohzFlags;
 use crate::platform::Platform;
-use crate::policy::Policy;
 use crate::sync::Ordering::Relaxed;
 use crate::warn::{WarnSink, Warning};
 
@@ -76,12 +74,30 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if plat.jiffies().is_after_eq(rq.next_balance()) {
             rq.raise_sched_softirq(cpu, plat);
         }
-        Some(self.nohz_balancer_kick(cpus, cpu, plat))
+        Some(self.nohz_balancer_kick_gated(cpus, cpu, plat))
+    }
+
+    /// The busy tick's `nohz_balancer_kick`, behind the policy's not-due gate: beyond the
+    /// kernel, the `nohz` line may decide the tick first (`NohzLine::gate`,
+    /// `crate::fair::hooks`). The kernel has no gate: this is
+    /// [`nohz_balancer_kick`](Self::nohz_balancer_kick), inline. `Scalable`'s decides the
+    /// common tick (not idle, not registered, on its own CPU, balancing not due) with one
+    /// precomputed word, and runs the function, out of line, for the others.
+    #[inline]
+    pub(crate) fn nohz_balancer_kick_gated<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
+        self.nohz.scalars.hook.gate(self, cpus, cpu, plat)
     }
 
     /// `nohz_balancer_kick(rq)`: on a busy CPU's tick, decide whether an idle CPU should
     /// balance on behalf of the tickless idle CPUs, and with which flags (spec §5.2), in the
-    /// kernel's order.
+    /// kernel's order: each `goto out` is a `break 'out` to [`out`](Self::nohz_balancer_kick_out).
+    /// Once balancing is due, the rest of the C function runs in
+    /// [`nohz_balancer_kick_due`](Self::nohz_balancer_kick_due), which ends at the same `out`.
     ///
     /// `Patched` (seed 000): the blocked-load and balance-time checks come first; only when
     /// balancing is due is the idle mask tested for emptiness (the cold case), and an empty
@@ -89,10 +105,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// first and nothing else happens while it is 0. Both sides are inline below, each reading
     /// as the seed's diff.
     ///
-    /// Beyond the kernel, one hook around it: the `nohz` line's not-due gate
-    /// (`NohzLine::gate`, `crate::fair::hooks`). The kernel has none, and the path below is all there is;
-    /// `Scalable`'s decides the common tick (not idle, not registered, on its own CPU,
-    /// balancing not due) with one precomputed word, and runs the path below only otherwise.
+    /// Nothing beyond the kernel enters here: the policy's not-due gate, if any, runs before
+    /// it ([`nohz_balancer_kick_gated`](Self::nohz_balancer_kick_gated)).
     #[inline]
     pub fn nohz_balancer_kick<Pl: Platform<N>>(
         &self,
@@ -101,95 +115,122 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         plat: &Pl,
     ) -> KickDecision<N> {
         let rq = self.rq(cpu);
-        let line = &*self.nohz.scalars;
+        let nohz = &*self.nohz.scalars;
         let now = plat.jiffies();
-        P::NohzLine::gate(
-            line,
-            rq,
-            move || plat.this_cpu().is_none_or(|me| me == cpu),
-            now,
-            KickDecision::NoFlags,
-            move || {
-                // out: NEXT if an update is wanted, then the kick, if any.
-                macro_rules! out {
-                    ($flags:expr) => {{
-                        let mut flags: NohzFlags = $flags;
-                        if line.needs_update() {
-                            flags |= NohzFlags::NEXT;
-                        }
-                        if flags.is_empty() {
-                            return KickDecision::NoFlags;
-                        }
-                        return KickDecision::Kick {
-                            flags,
-                            outcome: self.kick_ilb(cpus, cpu, flags, plat),
-                        };
-                    }};
+        let mut flags = NohzFlags::empty();
+        // A tick on an idle CPU: no exit, no kick.
+        if rq.idle_balance() {
+            return KickDecision::IdleTick;
+        }
+        // The first busy tick after idle takes this CPU out of the mask.
+        self.nohz_balance_exit_idle(cpus, cpu, ExitFrom::Tick, plat);
+        // Before seed 000: nobody tickless, read first, before any time check.
+        if !P::TIME_CHECKS_FIRST && nohz.nr_cpus.load(Relaxed) == 0 {
+            return KickDecision::NobodyTickless;
+        }
+        'out: {
+            if nohz.has_blocked_load() && now.is_after(nohz.next_blocked()) {
+                flags = NohzFlags::STATS;
+            }
+            // Not due: straight to `out`, which may still kick for STATS / NEXT.
+            if now.is_before(nohz.next_balance()) {
+                break 'out;
+            }
+            // Balancing is due: the rest, down to `out`, in a function of its own, so that the
+            // common not-due tick above keeps no register live across a call and saves none
+            // (ci/guards.sh, T5a: 49 -> 44 instructions for Patched).
+            return self.nohz_balancer_kick_due(cpus, cpu, plat, flags);
+        }
+        self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
+    }
+
+    /// `nohz_balancer_kick` from "balancing is due" on, `flags` as the time checks left them:
+    /// the emptiness test, then the `rcu_read_lock()` section's domain tests in the kernel's
+    /// order, each `goto unlock` a `break 'unlock`, then [`out`](Self::nohz_balancer_kick_out).
+    #[inline(never)]
+    fn nohz_balancer_kick_due<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        mut flags: NohzFlags,
+    ) -> KickDecision<N> {
+        let rq = self.rq(cpu);
+        // What each test below asks for when it wants balancing.
+        let balance = NohzFlags::STATS | NohzFlags::BALANCE;
+        'out: {
+            // Seed 000: the emptiness test after the time checks, and unlikely.
+            if P::TIME_CHECKS_FIRST && self.idle_set_empty(cpus, cpu) {
+                return empty_mask();
+            }
+            if rq.nr_running() >= 2 {
+                flags = balance;
+                break 'out;
+            }
+            let nr = cpus.nr_cpu_ids();
+            // rcu_read_lock: the domain facts below are this generation's.
+            'unlock: {
+                if rq.has_sched_domain()
+                    && rq.h_nr_runnable() >= 1
+                    && check_cpu_capacity(rq, rq.sd_capacity(self.domains_slot()))
+                {
+                    flags = balance;
+                    break 'unlock;
                 }
-                let mut flags = NohzFlags::empty();
-                // A tick on an idle CPU: no exit, no kick.
-                if rq.idle_balance() {
-                    return KickDecision::IdleTick;
-                }
-                // The first busy tick after idle takes this CPU out of the mask.
-                self.nohz_balance_exit_idle(cpus, cpu, ExitFrom::Tick, plat);
-                // Before seed 000: nobody tickless, read first, before any time check.
-                if !P::TIME_CHECKS_FIRST && line.nr_cpus.load(Relaxed) == 0 {
-                    return KickDecision::NobodyTickless;
-                }
-                if line.has_blocked_load() && now.is_after(line.next_blocked()) {
-                    flags = NohzFlags::STATS;
-                }
-                // Not due: straight to `out`, which may still kick for STATS / NEXT.
-                if now.is_before(line.next_balance()) {
-                    out!(flags);
-                }
-                // Balancing is due. What follows runs in a function of its own, so that the
-                // common not-due tick above keeps no register live across a call and saves
-                // none (ci/guards.sh, T5a: 49 -> 45 instructions for Patched).
-                out_of_line(move || {
-                    // Seed 000: the emptiness test after the time checks, and unlikely.
-                    if P::TIME_CHECKS_FIRST && self.nohz.idle_cpus_mask.empty(line, rq, cpus) {
-                        return empty_mask();
-                    }
-                    let balance = NohzFlags::STATS | NohzFlags::BALANCE;
-                    if rq.nr_running() >= 2 {
-                        out!(balance);
-                    }
-                    // rcu_read_lock: the domain facts below are this generation's.
-                    let nr = cpus.nr_cpu_ids();
-                    if rq.has_sched_domain()
-                        && rq.h_nr_runnable() >= 1
-                        && check_cpu_capacity(rq, rq.sd_capacity(self.domains_slot()))
-                    {
-                        out!(balance);
-                    }
-                    if plat.has_asym_packing(cpu)
-                        && self
-                            .nohz
-                            .idle_cpus_mask
-                            .for_each_cpu(line, nr)
-                            .any(|idle| plat.asym_prefers(idle, cpu))
-                    {
-                        out!(balance);
-                    }
-                    if plat.has_asym_cpucapacity(cpu) {
-                        // Asymmetric capacity systems skip the LLC test.
-                        if rq.misfit_task_load() != 0 {
+                if plat.has_asym_packing(cpu) {
+                    let (set, line) = self.nohz.idle_set();
+                    for i in set.for_each_cpu(line, nr) {
+                        if plat.asym_prefers(i, cpu) {
                             flags = balance;
+                            break 'unlock;
                         }
-                        out!(flags);
                     }
-                    if self
-                        .llc_of(nr, cpu)
-                        .is_some_and(|(busy, _)| busy.load(Relaxed) > 1)
-                    {
+                }
+                if plat.has_asym_cpucapacity(cpu) {
+                    // Asymmetric capacity systems skip the LLC test.
+                    if rq.misfit_task_load() != 0 {
                         flags = balance;
                     }
-                    out!(flags)
-                })
-            },
-        )
+                    break 'unlock;
+                }
+                if let Some((nr_busy_cpus, _)) = self.llc_of(nr, cpu)
+                    && nr_busy_cpus.load(Relaxed) > 1
+                {
+                    flags = balance;
+                }
+            }
+            // unlock: rcu_read_unlock
+        }
+        self.nohz_balancer_kick_out(cpus, cpu, plat, flags)
+    }
+
+    /// `nohz_balancer_kick`'s `out:` label: NEXT if an update is wanted, then the kick, if
+    /// there is anything to ask for.
+    #[inline(always)]
+    fn nohz_balancer_kick_out<Pl: Platform<N>>(
+        &self,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+        mut flags: NohzFlags,
+    ) -> KickDecision<N> {
+        if self.nohz.scalars.needs_update() {
+            flags |= NohzFlags::NEXT;
+        }
+        if flags.is_empty() {
+            return KickDecision::NoFlags;
+        }
+        KickDecision::Kick {
+            flags,
+            outcome: self.kick_ilb(cpus, cpu, flags, plat),
+        }
+    }
+
+    /// `cpumask_empty(nohz.idle_cpus_mask)` as `cpu`'s busy tick asks it.
+    #[inline]
+    fn idle_set_empty(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
+        let (set, line) = self.nohz.idle_set();
+        set.empty(line, self.idle_at(cpu), cpus)
     }
 
     #[cfg(feature = "testing")]
@@ -200,10 +241,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if P::NR_CPUS_COUNTER {
             self.nohz.nr_cpus() != 0
         } else {
-            !self
-                .nohz
-                .idle_cpus_mask
-                .empty(&self.nohz.scalars, self.rq(cpu), cpus)
+            !self.idle_set_empty(cpus, cpu)
         }
     }
 
@@ -221,7 +259,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             // A rate limiter, not a publication: nothing relies on its order (O4).
             let now = plat.jiffies();
             self.nohz.store_next_balance(now.add(1));
-            P::NohzLine::moved(&self.nohz.scalars, now);
+            self.nohz.scalars.hook.moved(&self.nohz.scalars, now);
         }
         let Some(ilb) = self.find_new_ilb_at(cpus, cpu, || plat.jiffies()) else {
             return KickOutcome::NoIlb;
@@ -263,9 +301,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         cpu: CpuId<N>,
         now: impl FnOnce() -> crate::jiffies::Jiffies,
     ) -> Option<CpuId<N>> {
-        self.nohz.idle_cpus_mask.find_ilb(
-            &self.nohz.scalars,
-            self.rq(cpu),
+        let (set, line) = self.nohz.idle_set();
+        set.find_ilb(
+            line,
+            self.idle_at(cpu),
             &self.housekeeping,
             cpus.nr_cpu_ids(),
             now,

@@ -18,7 +18,8 @@
 //!   the ILB scan). It fills lines of its own.
 //! - the `nohz` scalars (`has_blocked_load`, `needs_update`, `next_balance`, `next_blocked`,
 //!   and for [`Legacy`](crate::Legacy) the `nr_cpus` counter): stored by idle entry and by ILB
-//!   passes, read by every busy tick. One line of their own, as the kernel's struct.
+//!   passes, read by every busy tick. One line of their own, as the kernel's struct; the
+//!   policy's hooks keep their state beside them there (`hooks`: none for the kernel's).
 //! - a CPU's `nohz_flags`: set by remote kickers, consumed by that CPU.
 //! - per-LLC `nr_busy_cpus`: decremented and incremented by the LLC's CPUs as they register and
 //!   leave; reset by a topology rebuild.
@@ -31,7 +32,9 @@
 //!
 //! The paths live in `idle.rs` (enter/exit), `kick.rs` (the balance trigger, the kick, ILB
 //! selection), `balance.rs` (the softirq, the ILB pass, newidle) and `topology.rs` (the
-//! domain build's per-LLC state).
+//! domain build's per-LLC state); `hooks.rs` declares the [`Policy`] trait and the two hooks
+//! through which the policies beyond the kernel (`src/beyond/`, which uses this room) enter
+//! these paths.
 
 mod balance;
 pub(crate) mod hooks;
@@ -46,35 +49,23 @@ pub use balance::SCHED_MIGRATION_COST_NS;
 pub(crate) use idle::ExitFrom;
 pub use kick::{KickDecision, KickOutcome};
 
-use crate::beyond::kick_deadline::KickDeadline;
-#[cfg(feature = "sharded")]
-use crate::beyond::sharded::ShardMapError;
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
 use crate::jiffies::Jiffies;
 use crate::platform::Platform;
-use crate::policy::Policy;
 use crate::static_key::StaticKey;
-#[cfg(feature = "sharded")]
-use crate::sync::AtomicU64;
 use crate::sync::{AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed, SCHED_DOMAINS_LOAD};
 use core::fmt;
 use core::marker::PhantomData;
+use core::ops::Deref;
 use crossbeam_utils::CachePadded;
-use hooks::{IdleCpus, NohzLine};
+#[cfg(feature = "sharded")]
+use hooks::ShardMapError;
+use hooks::{IdleCpu, IdleCpus, IdleLine, NohzLine, Policy};
 use rq::Rq;
 
-/// Runs `f` in a function of its own: the out-of-line tail of a hot path, whose callers say
-/// what it saves them.
-#[inline(never)]
-pub(crate) fn out_of_line<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
-/// The `nohz` scalars: one line, as the kernel's struct has them. The hooks that stand in for
-/// the beyond-kernel policies keep their words here too (the kick deadline, the shard
-/// summary), so the busy tick still reads one line.
+/// The kernel's `nohz` scalars, as its struct has them.
 #[derive(Debug)]
 pub struct Scalars {
     /// `Legacy` only: `atomic_t nr_cpus`, removed by seed 000.
@@ -83,21 +74,47 @@ pub struct Scalars {
     pub(crate) needs_update: AtomicU32,
     pub(crate) next_balance: AtomicUsize,
     pub(crate) next_blocked: AtomicUsize,
-    /// `Scalable` only: the kick's precomputed not-due deadline and the bumps since it was
-    /// computed (see [`KickDeadline`]).
-    pub(crate) kick_deadline: KickDeadline,
     /// `Legacy` only: the plain `int sched_clock_irqtime` that shared this line before seed
     /// 003 made it a static key (read on every interrupt, beside words written on every idle
     /// entry and exit).
     pub(crate) legacy_irqtime: AtomicU32,
-    #[cfg(feature = "sharded")]
-    /// `Sharded` only: the sticky per-shard summary (bit `s` of word `s / 64`: shard `s` may
-    /// hold a registered CPU; see `crate::beyond::sharded`). Set by enterers after their
-    /// fence, cleared only by `find_new_ilb`'s GC: never written at idle-transition rate.
-    pub(crate) summary: [AtomicU64; crate::beyond::sharded::SUMMARY_WORDS],
-    #[cfg(feature = "sharded")]
-    /// `Sharded` only: the shards in use (written at init and by `set_shard_map` only).
-    pub(crate) nr_shards: AtomicU32,
+}
+
+/// The `nohz` scalar line: the kernel's [`Scalars`], and beside them what the policy's hooks
+/// keep there (its `nohz` line's state, the idle set's words), so the busy tick still reads
+/// one line. The kernel's hooks keep nothing. It reads as the scalars (`Deref`).
+#[derive(Debug)]
+pub(crate) struct ScalarLine<P: Policy, const W: usize> {
+    scalars: Scalars,
+    /// The `nohz` line hook's state (`NohzLine`).
+    pub(crate) hook: P::NohzLine,
+    /// The idle set's words on this line (`IdleCpus::Line`).
+    pub(crate) idle_set: IdleLine<P, W>,
+}
+
+impl<P: Policy, const W: usize> Deref for ScalarLine<P, W> {
+    type Target = Scalars;
+    #[inline(always)]
+    fn deref(&self) -> &Scalars {
+        &self.scalars
+    }
+}
+
+/// One CPU's per-CPU slot in [`Fair`]: its runqueue and, beside it, what the policy's idle set
+/// keeps for it (`IdleCpus::Cpu`; nothing for the kernel's mask, so the slot is the runqueue).
+/// It reads as its runqueue (`Deref`).
+#[derive(Debug)]
+pub struct CpuSlot<X> {
+    pub(crate) rq: Rq,
+    pub(crate) idle_set: X,
+}
+
+impl<X> Deref for CpuSlot<X> {
+    type Target = Rq;
+    #[inline(always)]
+    fn deref(&self) -> &Rq {
+        &self.rq
+    }
 }
 
 impl Scalars {
@@ -132,7 +149,7 @@ impl Scalars {
 #[derive(Debug)]
 pub struct Nohz<P: Policy, const W: usize> {
     idle_cpus_mask: P::IdleCpus<W>,
-    pub(crate) scalars: CachePadded<Scalars>,
+    pub(crate) scalars: CachePadded<ScalarLine<P, W>>,
 }
 
 impl<P: Policy, const W: usize> Nohz<P, W> {
@@ -147,23 +164,38 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
                     let set = <P::IdleCpus<W> as IdleCpus<W>>::new_empty();
                     set
                 },
-                scalars: CachePadded::new(Scalars {
-                    nr_cpus: AtomicU32::new(0),
-                    has_blocked_load: AtomicU32::new(0),
-                    needs_update: AtomicU32::new(0),
-                    next_balance: AtomicUsize::new(0),
-                    next_blocked: AtomicUsize::new(0),
-                    kick_deadline: KickDeadline::new(),
-                    legacy_irqtime: AtomicU32::new(0),
-                    #[cfg(feature = "sharded")]
-                    summary: crate::sync::atomic_array!(
-                        AtomicU64::new(0); crate::beyond::sharded::SUMMARY_WORDS
-                    ),
-                    #[cfg(feature = "sharded")]
-                    nr_shards: AtomicU32::new(0),
+                scalars: CachePadded::new(ScalarLine {
+                    scalars: Scalars {
+                        nr_cpus: AtomicU32::new(0),
+                        has_blocked_load: AtomicU32::new(0),
+                        needs_update: AtomicU32::new(0),
+                        next_balance: AtomicUsize::new(0),
+                        next_blocked: AtomicUsize::new(0),
+                        legacy_irqtime: AtomicU32::new(0),
+                    },
+                    hook: {
+                        #[cfg(not(nohz_loom))]
+                        let hook = <P::NohzLine as NohzLine>::NEW;
+                        #[cfg(nohz_loom)]
+                        let hook = <P::NohzLine as NohzLine>::new();
+                        hook
+                    },
+                    idle_set: {
+                        #[cfg(not(nohz_loom))]
+                        let line = <P::IdleCpus<W> as IdleCpus<W>>::EMPTY_LINE;
+                        #[cfg(nohz_loom)]
+                        let line = <P::IdleCpus<W> as IdleCpus<W>>::new_line();
+                        line
+                    },
                 }),
             }
         }
+    }
+
+    /// The idle set with its words on the `nohz` line.
+    #[inline(always)]
+    pub(crate) fn idle_set(&self) -> (&P::IdleCpus<W>, &IdleLine<P, W>) {
+        (&self.idle_cpus_mask, &self.scalars.idle_set)
     }
 
     #[cfg(feature = "testing")]
@@ -209,10 +241,10 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
     }
 
     #[cfg(feature = "testing")]
-    /// `Scalable`'s precomputed not-due deadline of `nohz_balancer_kick`, or `None` while it
-    /// is stale (see [`KickDeadline`]). Only meaningful under `Scalable`.
+    /// The not-due gate's precomputed deadline of `nohz_balancer_kick` (`Scalable`'s), or
+    /// `None` while it is stale, or under a policy whose gate keeps none.
     pub fn kick_deadline(&self) -> Option<Jiffies> {
-        self.scalars.kick_deadline.get()
+        self.scalars.hook.deadline()
     }
 
     /// Test rigs only (feature `testing`): stores `nohz.next_balance` and tells the policy's
@@ -222,7 +254,7 @@ impl<P: Policy, const W: usize> Nohz<P, W> {
     #[cfg(feature = "testing")]
     pub fn set_next_balance_for_tests(&self, at: Jiffies, now: Jiffies) {
         self.store_next_balance(at);
-        P::NohzLine::moved(&self.scalars, now);
+        self.scalars.hook.moved(&self.scalars, now);
     }
 
     #[inline]
@@ -305,7 +337,8 @@ impl core::error::Error for TopologyError {}
 pub struct Fair<P: Policy, const N: usize, const W: usize> {
     housekeeping: CpuMask<W>,
     nohz: Nohz<P, W>,
-    rqs: PerCpu<Rq, N>,
+    /// Each CPU's runqueue, and beside it what the idle set keeps for it.
+    rqs: PerCpu<CpuSlot<IdleCpu<P, W>>, N>,
     llcs: PerCpu<LlcShared, N>,
     /// The domain generation: bumped by every rebuild; its low bit names the current copy of
     /// the per-LLC busy counts and each CPU's LLC view.
@@ -316,13 +349,29 @@ pub struct Fair<P: Policy, const N: usize, const W: usize> {
 }
 
 impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
+    /// A fresh CPU's slot: its runqueue and the idle set's fresh state for it.
+    #[cfg(not(nohz_loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY_SLOT: CachePadded<CpuSlot<IdleCpu<P, W>>> = CachePadded::new(CpuSlot {
+        rq: Rq::new(),
+        idle_set: <P::IdleCpus<W> as IdleCpus<W>>::EMPTY_CPU,
+    });
+
     crate::maybe_const_fn! {
         /// No CPU registered, no domain built.
         pub(crate) fn new() -> Self {
             Fair {
                 housekeeping: CpuMask::new(),
                 nohz: Nohz::new(),
-                rqs: crate::sync::per_cpu_array!(Rq::new(); N),
+                // The call straight into the field: a debug build (the harness's 768-CPU
+                // machines on a test thread's stack) then keeps one temporary copy, not two.
+                #[cfg(not(nohz_loom))]
+                rqs: PerCpu::from_padded([Self::EMPTY_SLOT; N]),
+                #[cfg(nohz_loom)]
+                rqs: PerCpu::from_fn(|_| CpuSlot {
+                    rq: Rq::new(),
+                    idle_set: <P::IdleCpus<W> as IdleCpus<W>>::new_cpu(),
+                }),
                 llcs: crate::sync::per_cpu_array!(
                     LlcShared {
                         nr_busy_cpus: [AtomicI32::new(0), AtomicI32::new(0)],
@@ -354,27 +403,31 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         }
         self.nohz.store_next_balance(now);
         self.nohz.store_next_blocked(now);
-        P::NohzLine::moved(&self.nohz.scalars, now);
+        self.nohz.scalars.hook.moved(&self.nohz.scalars, now);
         // Nothing runs yet: the first generation needs no grace period.
         self.publish_topology(cpus, nr, plat);
         // The idle set's own layout (Sharded's shards): check_topology accepted it before
         // boot, and no CPU is registered yet.
-        self.nohz
-            .idle_cpus_mask
-            .boot(&self.nohz.scalars, &self.rqs, nr, plat);
+        let (set, line) = self.nohz.idle_set();
+        set.boot(line, &self.rqs, nr, plat);
     }
 
     /// `cpu_rq(cpu)`.
     #[inline(always)]
     pub fn rq(&self, cpu: CpuId<N>) -> &Rq {
-        self.rqs.get(cpu)
+        &self.rqs.get(cpu).rq
     }
 
-    #[cfg(feature = "testing")]
-    /// Every CPU's runqueue.
+    /// What the idle set keeps for `cpu`, beside its runqueue.
+    #[inline(always)]
+    pub(crate) fn idle_at(&self, cpu: CpuId<N>) -> &IdleCpu<P, W> {
+        &self.rqs.get(cpu).idle_set
+    }
+
+    /// Every CPU's slot: its runqueue and what the idle set keeps for it.
     #[cfg(all(feature = "testing", feature = "sharded"))]
     #[inline(always)]
-    pub(crate) fn rqs(&self) -> &PerCpu<Rq, N> {
+    pub(crate) fn slots(&self) -> &PerCpu<CpuSlot<IdleCpu<P, W>>, N> {
         &self.rqs
     }
 
@@ -446,8 +499,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `cpu` is registered as idle: `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` (under
     /// `Sharded`, its bit in its shard's word).
     #[inline]
-    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
-        self.nohz.idle_cpus_mask.test_cpu(self.rq(cpu), cpu)
+    pub(crate) fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
+        self.nohz.idle_cpus_mask.test_cpu(self.idle_at(cpu), cpu)
     }
 
     #[cfg(feature = "testing")]
@@ -455,6 +508,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `Sharded` (the same order with contiguous shards). Not a snapshot: each word is read
     /// as the walk reaches it.
     pub fn nohz_idle_cpus(&self, nr: NrCpuIds<N>) -> impl Iterator<Item = CpuId<N>> + '_ {
-        self.nohz.idle_cpus_mask.registered(&self.nohz.scalars, nr)
+        let (set, line) = self.nohz.idle_set();
+        set.registered(line, nr)
     }
 }

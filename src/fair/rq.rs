@@ -81,8 +81,6 @@
 //! Here no RMW races a store. The owner's set is never a compare-exchange either:
 //! `ci/guards.sh` (T9) checks that `nohz_balance_enter_idle` has none.
 
-#[cfg(feature = "sharded")]
-use crate::beyond::sharded::ShardSlot;
 use crate::jiffies::Jiffies;
 use crate::sync::{
     AtomicBool, AtomicU32, AtomicU64, AtomicUsize, NOHZ_CSD_FETCH_ANDNOT, NOHZ_KICK_FETCH_OR,
@@ -286,18 +284,6 @@ struct RqNohz {
     has_domain: AtomicBool,
     sd: [SdSlot; 2],
     sd_capacity: [SdCapacity; 2],
-    #[cfg(feature = "sharded")]
-    /// `Sharded` only: this CPU's place, written when the shard map is built and read by this
-    /// CPU's idle entry and exit (precomputed so that they do no arithmetic) and by the ILB's
-    /// `update_nohz_stats`: the shard's index complemented (0, a fresh machine's value, is no
-    /// shard: its complement is past every shard, so one bounds check covers both) ...
-    shard_not: AtomicU32,
-    #[cfg(feature = "sharded")]
-    /// ... this CPU's bit in that shard's word (0: no shard) ...
-    shard_bit: AtomicU64,
-    #[cfg(feature = "sharded")]
-    /// ... and the shard's bit in its summary word.
-    shard_summary_bit: AtomicU64,
 }
 
 /// One domain generation's view of this CPU's LLC: the kernel's `sd_llc` and its
@@ -420,12 +406,6 @@ impl Rq {
                     has_domain: AtomicBool::new(false),
                     sd: [SdSlot::new(), SdSlot::new()],
                     sd_capacity: [SdCapacity::new(), SdCapacity::new()],
-                    #[cfg(feature = "sharded")]
-                    shard_not: AtomicU32::new(0),
-                    #[cfg(feature = "sharded")]
-                    shard_bit: AtomicU64::new(0),
-                    #[cfg(feature = "sharded")]
-                    shard_summary_bit: AtomicU64::new(0),
                 }),
             }
         }
@@ -573,7 +553,9 @@ impl Rq {
     }
 
     /// [`Self::set_has_blocked_load`] as an atomic swap (the old value unused): an RMW, so a
-    /// [`Site::fence_after_rmw`](crate::sync::Site::fence_after_rmw) may follow it.
+    /// fence after an RMW (`Site::fence_after_rmw`) may follow it. For a `nohz` line hook whose
+    /// repeat entry fences there (`Scalable`'s); a build without one has no caller.
+    #[cfg(feature = "scalable")]
     #[inline]
     pub(crate) fn raise_has_blocked_load(&self) {
         let next = self.next_blocked_load_set();
@@ -623,49 +605,6 @@ impl Rq {
     pub(crate) fn csd_unlock(&self) -> bool {
         self.kick.csd_busy.swap(false, Relaxed)
     }
-    #[cfg(feature = "sharded")]
-    /// `Sharded`: this CPU's shard and slot, once the shard map is built.
-    #[inline(always)]
-    pub(crate) fn shard_slot(&self) -> Option<ShardSlot> {
-        let (shard, bit) = self.shard_place();
-        (bit != 0).then(|| ShardSlot {
-            shard,
-            slot: bit.trailing_zeros() as usize,
-        })
-    }
-
-    #[cfg(feature = "sharded")]
-    /// `Sharded`: this CPU's shard index (past every shard if it has none) and its bit in
-    /// that shard's word, for idle entry and exit.
-    #[inline(always)]
-    pub(crate) fn shard_place(&self) -> (usize, u64) {
-        (
-            !self.nohz.shard_not.load(Relaxed) as usize,
-            self.nohz.shard_bit.load(Relaxed),
-        )
-    }
-
-    #[cfg(feature = "sharded")]
-    /// `Sharded`: this CPU's shard's bit in its summary word, for idle entry.
-    #[inline(always)]
-    pub(crate) fn shard_summary_bit(&self) -> u64 {
-        self.nohz.shard_summary_bit.load(Relaxed)
-    }
-
-    #[cfg(feature = "sharded")]
-    #[inline]
-    pub(crate) fn set_shard_slot(&self, at: Option<ShardSlot>) {
-        self.nohz
-            .shard_not
-            .store(at.map_or(0, |at| !(at.shard as u32)), Relaxed);
-        self.nohz
-            .shard_bit
-            .store(at.map_or(0, |at| 1 << at.slot), Relaxed);
-        self.nohz
-            .shard_summary_bit
-            .store(at.map_or(0, |at| 1 << (at.shard % 64)), Relaxed);
-    }
-
     /// This CPU's LLC view in domain generation slot `slot` (0 or 1).
     #[inline]
     pub(crate) fn sd(&self, slot: usize) -> &SdSlot {

@@ -8,9 +8,8 @@
 use super::{Fair, TopologyError};
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::cpus::Cpus;
-use crate::fair::hooks::IdleCpus;
+use crate::fair::hooks::{IdleCpus, Policy};
 use crate::platform::Platform;
-use crate::policy::Policy;
 use crate::sync::{Ordering::Relaxed, SCHED_DOMAINS_PUBLISH};
 
 impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
@@ -37,7 +36,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         plat: &Pl,
     ) -> Result<(), TopologyError> {
         self.check_llc_leaders(nr, plat)?;
-        self.nohz.idle_cpus_mask.check(&self.nohz.scalars, nr, plat)
+        let (set, line) = self.nohz.idle_set();
+        set.check(line, nr, plat)
     }
 
     /// Every CPU's LLC leader names itself and is not above the CPU.

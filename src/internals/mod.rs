@@ -6,14 +6,58 @@
 //!   mirrors the kernel function and is documented there, once (a kernel calls [`Machine`]'s
 //!   entry points instead);
 //! - the planted bugs (`plant.rs`): internal steps replayed in orders the crate forbids;
+//! - [`SITES`], every named ordering site, and what the rigs name of the policies beyond the
+//!   kernel (their sites, `Sharded`'s code mutants, its reports: `sharded.rs`);
 //! - in the counting build, the address of a variable a rig models in another layout.
 
 mod plant;
+#[cfg(feature = "sharded")]
+mod sharded;
 
 pub use plant::{
     clear_has_blocked_load_unconditionally, nohz_csd_ipi_without_release,
     sched_cpu_deactivate_old_order,
 };
+
+// What the loom models, the mutation table and the rigs name of the policies beyond the
+// kernel: their ordering sites, `Sharded`'s code mutants and the place its reports name.
+#[cfg(feature = "scalable")]
+pub use crate::beyond::kick_deadline::{NOHZ_DEADLINE_BUMP, NOHZ_DEADLINE_REFRESH};
+#[cfg(feature = "scalable")]
+pub use crate::beyond::scalable::NOHZ_ENTER_IDLE_REPEAT_FENCE;
+#[cfg(all(feature = "sharded", nohz_loom))]
+pub use crate::beyond::sharded::with_code_mutant;
+#[cfg(feature = "sharded")]
+pub use crate::beyond::sharded::{CODE_MUTANTS, CodeMutant, NOHZ_SHARD_GC_FENCE, ShardSlot};
+
+use crate::sync::{
+    NOHZ_CSD_FETCH_ANDNOT, NOHZ_ENTER_IDLE_FENCE, NOHZ_ILB_FENCE, NOHZ_KICK_FETCH_OR,
+    SCHED_DOMAINS_LOAD, SCHED_DOMAINS_PUBLISH, Site,
+};
+
+/// Every named ordering site of the crate: the kernel's (`nohz::sync`) and those of the
+/// policies beyond the kernel that this build has, each declared beside its code. The
+/// mutation runner of `loom-tests` walks this list; `tests/sites.rs` checks that every `Site`
+/// declared under `src/` appears here exactly once.
+///
+/// The primitives (masks, keys, jiffies, counters) need no ordering beyond atomicity, so their
+/// operations are all `Relaxed` and none is listed.
+pub static SITES: &[&Site] = &[
+    &NOHZ_ENTER_IDLE_FENCE,
+    #[cfg(feature = "scalable")]
+    &NOHZ_ENTER_IDLE_REPEAT_FENCE,
+    #[cfg(feature = "scalable")]
+    &NOHZ_DEADLINE_BUMP,
+    #[cfg(feature = "scalable")]
+    &NOHZ_DEADLINE_REFRESH,
+    &NOHZ_ILB_FENCE,
+    #[cfg(feature = "sharded")]
+    &NOHZ_SHARD_GC_FENCE,
+    &NOHZ_KICK_FETCH_OR,
+    &NOHZ_CSD_FETCH_ANDNOT,
+    &SCHED_DOMAINS_PUBLISH,
+    &SCHED_DOMAINS_LOAD,
+];
 
 use crate::cpu::CpuId;
 use crate::cpumask::CpuMask;
@@ -78,7 +122,7 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
 
     #[inline(always)]
     pub fn nohz_balancer_kick<Pl: Platform<N>>(&self, cpu: CpuId<N>, plat: &Pl) -> KickDecision<N> {
-        self.fair.nohz_balancer_kick(&self.cpus, cpu, plat)
+        self.fair.nohz_balancer_kick_gated(&self.cpus, cpu, plat)
     }
 
     #[inline(always)]
@@ -328,6 +372,14 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
     #[inline]
     pub fn nohz_anyone_tickless(&self, cpu: CpuId<N>) -> bool {
         self.fair.anyone_tickless(&self.cpus, cpu)
+    }
+
+    /// `cpu` is registered as idle (in `nohz.idle_cpus_mask`, or under `Sharded` in its
+    /// shard's word): `cpumask_test_cpu(cpu, nohz.idle_cpus_mask)` for every policy.
+    #[doc(alias = "cpumask_test_cpu")]
+    #[inline]
+    pub fn nohz_idle_test(&self, cpu: CpuId<N>) -> bool {
+        self.fair.nohz_idle_test(cpu)
     }
 
     #[inline(always)]

@@ -286,19 +286,15 @@ impl<P: Policy, const N: usize, const W: usize> World<P, N, W> {
 /// the `Validated` emptiness test.
 pub type ShardedStrict = nohz::Sharded<
     32,
-    nohz::beyond::sharded::Contiguous<2>,
-    nohz::beyond::sharded::LowestId,
-    nohz::beyond::sharded::Validated,
+    nohz::sharded::Contiguous<2>,
+    nohz::sharded::LowestId,
+    nohz::sharded::Validated,
 >;
 
 /// [`ShardedStrict`] with the shipped `Hint` emptiness test: the configuration the
 /// per-policy tests run with the one documented divergence allowed and counted.
-pub type ShardedHint = nohz::Sharded<
-    32,
-    nohz::beyond::sharded::Contiguous<2>,
-    nohz::beyond::sharded::LowestId,
-    nohz::beyond::sharded::Hint,
->;
+pub type ShardedHint =
+    nohz::Sharded<32, nohz::sharded::Contiguous<2>, nohz::sharded::LowestId, nohz::sharded::Hint>;
 
 /// Expands generic test functions into one `#[test]` per policy: for each `name`, a
 /// `patched::name`, a `legacy::name`, a `scalable::name` and a `sharded::name` that call

@@ -120,8 +120,8 @@ fn a_sharded_cpus_bit_lands_in_its_shard_word() {
 /// word's bits included), and a kick from the one busy CPU finds an idle one.
 #[test]
 fn a_machine_of_128_shards_flags_every_one() {
-    type Widest = nohz::Sharded<128, nohz::beyond::sharded::Contiguous<1>>;
-    assert_eq!(nohz::beyond::sharded::MAX_SHARDS, 128);
+    type Widest = nohz::Sharded<128, nohz::sharded::Contiguous<1>>;
+    assert_eq!(nohz::sharded::MAX_SHARDS, 128);
     let w = World::<Widest, 128, 2>::new(128);
     assert_eq!(w.m.nr_shards(), 128);
     for i in 1..128 {
@@ -146,7 +146,7 @@ fn a_machine_of_128_shards_flags_every_one() {
 /// members: the accessors bound it by the shards in use, not by the storage behind them.
 #[test]
 fn with_every_shard_in_use_the_index_past_the_last_reads_empty() {
-    type FourShards = nohz::Sharded<4, nohz::beyond::sharded::Contiguous<1>>;
+    type FourShards = nohz::Sharded<4, nohz::sharded::Contiguous<1>>;
     let w = World::<FourShards>::new(4);
     assert_eq!(w.m.nr_shards(), 4);
     for i in 0..4 {

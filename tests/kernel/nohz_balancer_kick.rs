@@ -313,6 +313,18 @@ mod scalable_deadline {
     }
 
     #[test]
+    fn the_kernel_policies_keep_no_deadline() {
+        assert_eq!(
+            not_due_for::<nohz::Patched>(10).m.nohz().kick_deadline(),
+            None
+        );
+        assert_eq!(
+            not_due_for::<nohz::Legacy>(10).m.nohz().kick_deadline(),
+            None
+        );
+    }
+
+    #[test]
     fn a_pass_leaves_it_fresh_at_next_balance() {
         let w = not_due_for_10();
         assert_eq!(kick(&w, 0), KickDecision::NoFlags);
@@ -355,6 +367,38 @@ mod scalable_deadline {
         w.idle(1);
         assert_eq!(w.tick(1), Some(KickDecision::IdleTick));
         assert_eq!(w.mask(), [2, 3]);
+    }
+
+    #[test]
+    fn a_not_due_tick_on_a_registered_idle_cpu_is_an_idle_tick() {
+        let w = not_due_for_10();
+        // CPU 2 is registered and idle: both of the gate's reasons to hand the tick on hold.
+        assert!(w.m.rq(w.cpu(2)).nohz_tick_stopped());
+        assert_eq!(w.tick(2), Some(KickDecision::IdleTick));
+        assert_eq!(w.mask(), [2, 3]);
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+    }
+
+    #[test]
+    fn a_registration_raising_only_needs_update_still_stales_it() {
+        let w = not_due_for_10();
+        // CPU 2's repeat entry raises nohz.has_blocked_load; the kick refreshes the word.
+        w.enter(2);
+        assert_eq!(kick(&w, 0), KickDecision::NoFlags);
+        assert!(w.m.nohz().has_blocked_load());
+        assert_eq!(w.m.nohz().kick_deadline(), low32(w.now().add(10)));
+        // CPU 1 registers: it stores needs_update and reads has_blocked_load as 1 already, so
+        // it stores one flag of the two; that one makes the kick due at once.
+        w.enter(1);
+        assert!(w.m.nohz().needs_update());
+        assert_eq!(w.m.nohz().kick_deadline(), None, "stale after the bump");
+        assert!(matches!(
+            kick(&w, 0),
+            KickDecision::Kick {
+                flags: NohzFlags::NEXT,
+                ..
+            }
+        ));
     }
 
     #[test]

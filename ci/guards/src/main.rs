@@ -2,7 +2,8 @@
 //! read their machine code (T9: no `cmpxchg` loop in enter/exit) and count their instructions
 //! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
 //!
-//! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`); `guards pairs N` runs N enter+exit pairs
+//! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`,
+//! `kick-legacy N`: under `Legacy`); `guards pairs N` runs N enter+exit pairs
 //! under each policy. Built with `--cfg nohz_linecount`, `guards t10` counts the stores a
 //! repeated idle entry makes to shared lines (T10), from the build's line-touch records. `BSS_MACHINE` is a kernel's `static` machine, which
 //! must land in `.bss` (T11). The platform is the smallest one that satisfies the traits, so the counts
@@ -146,6 +147,14 @@ pub fn t5a_kick_not_due_scalable(m: &nohz::machine!(Scalable, N), cpu: Cpu, p: &
     matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
 }
 
+/// The same not-due path under `Legacy` (`nohz.nr_cpus` read first: one CPU is registered, so
+/// the time checks follow).
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t5a_kick_not_due_legacy(m: &nohz::machine!(Legacy, N), cpu: Cpu, p: &Bare) -> bool {
+    matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
+}
+
 /// Sets `m` up so that CPU 0's kick is on its not-due path: CPU 0 busy, and one BALANCE kick
 /// (no ILB is found) moved `nohz.next_balance` to jiffies + 1 while time stands still.
 fn not_due_setup<P: Policy>(m: &nohz::machine!(P, N), p: &Bare) -> Cpu {
@@ -200,9 +209,22 @@ fn main() {
         jiffies: AtomicUsize::new(black_box(1000)),
     };
     match mode.as_str() {
-        "kick" | "kick-scalable" => {
+        "kick" | "kick-scalable" | "kick-legacy" => {
             let mut hits = 0u64;
-            if mode == "kick" {
+            if mode == "kick-legacy" {
+                let m = machine::<Legacy>(&p);
+                // Legacy reads nohz.nr_cpus first: with nobody registered it would stop there.
+                // So CPU 3 registers, and an ILB pass clears the flags its entry raised.
+                let idle = m.cpu(3).unwrap_or_else(|_| std::process::exit(2));
+                m.nohz_balance_enter_idle(idle, &p);
+                let all = nohz::NohzFlags::STATS | nohz::NohzFlags::BALANCE | nohz::NohzFlags::NEXT;
+                m.nohz_idle_balance_pass(idle, all, &p);
+                let cpu = not_due_setup(&m, &p);
+                assert!(t5a_kick_not_due_legacy(&m, cpu, &p), "not the not-due path");
+                for _ in 0..n {
+                    hits += u64::from(t5a_kick_not_due_legacy(black_box(&m), cpu, &p));
+                }
+            } else if mode == "kick" {
                 let m = machine::<Patched>(&p);
                 let cpu = not_due_setup(&m, &p);
                 assert!(
@@ -266,9 +288,7 @@ fn main() {
             }
         }
         _ => {
-            eprintln!(
-                "usage: guards kick|pairs N (and t10, t8f in --cfg nohz_linecount builds)"
-            );
+            eprintln!("usage: guards kick|pairs N (and t10, t8f in --cfg nohz_linecount builds)");
             std::process::exit(2);
         }
     }

@@ -36,9 +36,10 @@
 //!   transitions: at most 0.01 of them.
 
 use crate::{Bare, N};
-use nohz::beyond::sharded::Contiguous;
+use nohz::internals::NOHZ_SHARD_GC_FENCE;
+use nohz::sharded::Contiguous;
+use nohz::sync::NOHZ_ENTER_IDLE_FENCE;
 use nohz::sync::linecount::{self, Access};
-use nohz::sync::{NOHZ_ENTER_IDLE_FENCE, NOHZ_SHARD_GC_FENCE};
 use nohz::{CpuId, KickDecision, KickOutcome, NohzFlags, Patched, Policy, Scalable, Sharded};
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
@@ -49,8 +50,7 @@ type Sticky = Sharded<N, Contiguous<1>>;
 /// Both CPUs in one shard: the same code, the flat layout (the T8b control).
 type SameShard = Sharded<{ N / 2 }, Contiguous<2>>;
 /// [`Sticky`] with the `Validated` emptiness test.
-type StickyValidated =
-    Sharded<N, Contiguous<1>, nohz::beyond::sharded::LowestId, nohz::beyond::sharded::Validated>;
+type StickyValidated = Sharded<N, Contiguous<1>, nohz::sharded::LowestId, nohz::sharded::Validated>;
 /// 64 CPUs in 8 shards of 8, for the ILB pass.
 type EightShards = Sharded<8, Contiguous<8>>;
 

@@ -50,7 +50,7 @@ const PAIR_JITTER_NS: u64 = 10;
 
 /// T8a's sticky design: `Sharded` with each CPU's bit in a shard of its own.
 #[cfg(nohz_linecount)]
-type Sticky = nohz::Sharded<2, nohz::beyond::sharded::Contiguous<1>>;
+type Sticky = nohz::Sharded<2, nohz::sharded::Contiguous<1>>;
 
 /// Every variant the bench's T1, T3 and T8a lines compare, predicted with `params`, each crate
 /// pair doing `work` ns of work besides its atomic accesses (the `mask-only` floor and the

@@ -16,7 +16,7 @@
 //! | [`hotplug`] | `sched_cpu_deactivate` against the dying CPU's idle entry and a kicker | none: the crate's steps are `Relaxed`, the grace period is the platform's |
 //! | [`rebuild`] | `rebuild_sched_domains` (twice) against idle entry and exit: the LLC busy count matches `nohz_idle` | `sched.domains.publish`, `sched.domains.load` |
 //! | [`irqtime`] | spec §8: flipping `sched_clock_irqtime` against accounting | none: the key is `Relaxed` |
-//! | [`sharded`] | `Sharded` (spec `sharded-idle.md` §2.7, L1-L8): S1, S2, O1/O2 over shard words, owner bits; L7 the rejected exact summary | `nohz.find_new_ilb.gc_fence`, both O1/O2 fences, and the code mutants of `nohz::sync::mutation::CodeMutant` |
+//! | [`sharded`] | `Sharded` (spec `sharded-idle.md` §2.7, L1-L8): S1, S2, O1/O2 over shard words, owner bits; L7 the rejected exact summary | `nohz.find_new_ilb.gc_fence`, both O1/O2 fences, and the code mutants of `nohz::internals::CodeMutant` |
 //! | [`idle_flush`] | the elided kick IPI (`set_nr_if_polling`) against `do_idle`'s exit flush: no kick stranded behind a busy csd | none: the crate's accesses are `Relaxed`; it kills the kernel-step mutant `IdleExitNoFlush` (`ci/patch-mutants.py`) and either half of the platform's contract made `Relaxed` |
 //! | [`blocked_load`] | `update_blocked_load_status`: the ILB's clear of `rq.has_blocked_load` against the owner's new set | none: all `Relaxed`; it kills the unconditional clear |
 //!

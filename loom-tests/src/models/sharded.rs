@@ -3,7 +3,7 @@
 //! two-shard set-up; the NEXT variant of L3).
 //!
 //! L1-L6 and L8 drive the crate's real `Machine` under a `Sharded` policy, so the mutation
-//! runner's weakened sites and code mutants (`nohz::sync::mutation::CodeMutant`: the rejected
+//! runner's weakened sites and code mutants (`nohz::internals::CodeMutant`: the rejected
 //! designs of §2.6-§2.7, reachable in loom builds only) are tried on the crate's own code. L7
 //! models the *rejected* exact summary, which the crate does not have, on plain loom atomics:
 //! it documents why the sticky design was chosen, and its variants' verdicts are asserted
@@ -19,7 +19,7 @@
 
 use loom::sync::atomic::{AtomicU64, Ordering, fence};
 use loom::thread;
-use nohz::beyond::sharded::{Contiguous, LowestId};
+use nohz::sharded::{Contiguous, LowestId};
 use nohz::{CpuId, Machine, NohzFlags, Policy, Sharded};
 use nohz_testing::{Event, World, set_busy, set_idle};
 

@@ -8,7 +8,8 @@
 //!
 //! Relaxed operations are written inline as `Ordering::Relaxed`: they promise nothing, so there
 //! is nothing to name. Every *stronger* ordering and every fence is taken from a named [`Site`]
-//! (module `site`, re-exported here): its docs, the list [`SITES`] and the mutation hook.
+//! (module `site`, re-exported here: its docs, the kernel's sites and the mutation hook; a
+//! policy beyond the kernel declares its own sites beside its code).
 //! Module `probe` weakens a site machine-wide for the harness's planted-bug soak (probe builds
 //! only). The line-touch records of targets T8f and T10 are module `linecount`, present only in
 //! the counting build (`--cfg nohz_linecount`), whose atomics are that module's recording

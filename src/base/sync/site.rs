@@ -1,7 +1,8 @@
 //! Named memory-ordering sites: every fence and every ordering stronger than `Relaxed` in the
 //! crate is one [`Site`], a `static` that names the operation, the obligation of the ordering
 //! contract it serves (spec §6, O1..O8 and the protocols), the operation it pairs with and the
-//! outcome it forbids. [`SITES`] lists them all.
+//! outcome it forbids. The kernel's are here; a policy beyond the kernel declares its own
+//! beside its code, and the test rigs' `internals::SITES` lists them all.
 //!
 //! In a normal build [`Site::ordering`] and [`Site::fence`] read an immutable `static` and
 //! inline to the declared ordering: a named site costs exactly what the bare ordering costs.
@@ -29,6 +30,7 @@ pub enum SiteKind {
 
 /// One way to weaken a [`Site`] in a mutation run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub enum Weakening {
     /// Use this ordering instead of the declared one.
     To(Ordering),
@@ -40,7 +42,10 @@ pub enum Weakening {
 ///
 /// Declare sites as `static`s with [`Site::fence_site`] / [`Site::access_site`]; both check at
 /// compile time that the ordering is legal for the kind and stronger than `Relaxed`.
+// Its name and description serve the test rigs (feature `testing`: the mutation table, the
+// site registry's checks, the probe builds); a kernel's build reads only the ordering.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub struct Site {
     name: &'static str,
     kind: SiteKind,
@@ -58,6 +63,7 @@ const fn legal(kind: SiteKind, ordering: Ordering) -> bool {
     }
 }
 
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
 impl Site {
     /// A fence site. `obligation` names the contract item (e.g. `"O1"`), `pairs_with` the
     /// fence or access on the other side, `forbids` the outcome the pair rules out.
@@ -222,12 +228,15 @@ impl Site {
     }
 }
 
-// ---- The NOHZ ordering contract (spec §6). Everything else in the crate is Relaxed. ----
+// ---- The kernel's NOHZ ordering contract (spec §6). Everything else in the kernel paths is
+// Relaxed. The policies beyond the kernel declare their own sites beside their code
+// (`src/beyond/`); `internals::SITES` (feature `testing`) lists every site of the crate. ----
 
 /// O1/O2, writer side: `nohz_balance_enter_idle`'s `smp_mb__after_atomic()` between setting
 /// this CPU's bit in `nohz.idle_cpus_mask` and storing `nohz.needs_update = 1` /
 /// `nohz.has_blocked_load = 1`. Under `Sharded` the bit is in the CPU's shard word, and the
-/// same fence also orders it before the summary read (S1, against `NOHZ_SHARD_GC_FENCE`).
+/// same fence also orders it before the summary read (S1, against the sharded idle set's
+/// `NOHZ_SHARD_GC_FENCE`).
 pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
     "nohz.nohz_balance_enter_idle.mask_fence",
     Ordering::SeqCst,
@@ -235,45 +244,6 @@ pub static NOHZ_ENTER_IDLE_FENCE: Site = Site::fence_site(
     "nohz.ilb.clear_fence: the ILB clears has_blocked_load / needs_update, fences, then scans the mask",
     "the ILB's scan missing this CPU's new bit while the ILB's store of 0 lands after this CPU's \
      store of 1: the flag ends 0 and this CPU's blocked load (or next_balance) is never folded in",
-);
-
-/// `Scalable` only (O6 made safe for O7): on `nohz_balance_enter_idle`'s idempotent path,
-/// between storing `rq.has_blocked_load = 1` and reading `nohz.has_blocked_load` to decide
-/// whether to store 1 there. The kernel needs no barrier here because its store is blind.
-pub static NOHZ_ENTER_IDLE_REPEAT_FENCE: Site = Site::fence_site(
-    "nohz.nohz_balance_enter_idle.repeat_fence",
-    Ordering::SeqCst,
-    "O6/O7 (Scalable)",
-    "nohz.ilb.clear_fence: the ILB clears has_blocked_load, fences, then reads each visited rq's \
-     has_blocked_load",
-    "this CPU reading nohz.has_blocked_load as 1 from before the ILB cleared it (so storing \
-     nothing) while the ILB reads this CPU's rq.has_blocked_load as 0 (so decaying nothing): the \
-     flag ends 0 with this CPU's new blocked load never decayed",
-);
-
-/// `Scalable` only: the `fetch_add` that bumps `nohz.kick_deadline` (marks it stale) after a
-/// writer made the kick due sooner (`needs_update` or `has_blocked_load` set).
-pub static NOHZ_DEADLINE_BUMP: Site = Site::access_site(
-    "nohz.kick_deadline.bump",
-    SiteKind::Rmw,
-    Ordering::Release,
-    "kick deadline (Scalable)",
-    "nohz.kick_deadline.refresh: a refresher loads the word (Acquire), reads the flags and \
-     deadlines, and replaces the word only if no bump landed meanwhile",
-    "a refresher that read this writer's bump still reading the flag from before the writer set \
-     it, and so making the word fresh with a deadline past a kick that is due: the kick's \
-     not-due test then skips a NEXT or STATS kick that Patched would send",
-);
-
-/// `Scalable` only: the load of `nohz.kick_deadline` that starts a refresh.
-pub static NOHZ_DEADLINE_REFRESH: Site = Site::access_site(
-    "nohz.kick_deadline.refresh",
-    SiteKind::Load,
-    Ordering::Acquire,
-    "kick deadline (Scalable)",
-    "nohz.kick_deadline.bump: each writer stores its flag, then bumps the word with a Release RMW",
-    "reading a bumped word but a flag older than the bump, and computing a later deadline from \
-     it (a due kick skipped)",
 );
 
 /// O1/O2, reader side: `_nohz_idle_balance`'s `smp_mb()` between clearing
@@ -285,20 +255,6 @@ pub static NOHZ_ILB_FENCE: Site = Site::fence_site(
     "nohz.nohz_balance_enter_idle.mask_fence: nohz_balance_enter_idle sets its mask bit, fences, then stores the flags = 1",
     "this scan missing a CPU that just registered while that CPU's store of 1 is overwritten by \
      this pass's 0: nobody refreshes its blocked load (or folds its next_balance)",
-);
-
-/// `Sharded` only (S1): `find_new_ilb`'s GC of a shard it found flagged and empty, between
-/// clearing the shard's summary bit and re-reading its idle word (to flag it again if a CPU
-/// registered meanwhile).
-pub static NOHZ_SHARD_GC_FENCE: Site = Site::fence_site(
-    "nohz.find_new_ilb.gc_fence",
-    Ordering::SeqCst,
-    "S1 (Sharded)",
-    "nohz.nohz_balance_enter_idle.mask_fence: the enterer sets its shard bit, fences, then reads \
-     its summary bit and sets it if clear",
-    "a CPU registered in a shard whose summary bit ends clear: the GC's re-read misses the new \
-     bit while the enterer read the bit as still set from before the clear, so no kick ever \
-     looks in that shard again (a persistent false negative)",
 );
 
 /// O3, kicker side: `kick_ilb`'s `atomic_fetch_or` on the target's `nohz_flags`.
@@ -347,24 +303,6 @@ pub static SCHED_DOMAINS_LOAD: Site = Site::access_site(
     "reading the new generation but stale contents of its copy (the busy count or this CPU's      nohz_idle from two generations ago), with the same miscount as above",
 );
 
-/// Every named ordering site of the crate. The mutation runner of `loom-tests` walks this list;
-/// a test checks that every `Site` declared under `src/` appears here exactly once.
-///
-/// The primitives (masks, keys, jiffies, counters) need no ordering beyond atomicity, so their
-/// operations are all `Relaxed` and none is listed.
-pub static SITES: &[&Site] = &[
-    &NOHZ_ENTER_IDLE_FENCE,
-    &NOHZ_ENTER_IDLE_REPEAT_FENCE,
-    &NOHZ_DEADLINE_BUMP,
-    &NOHZ_DEADLINE_REFRESH,
-    &NOHZ_ILB_FENCE,
-    &NOHZ_SHARD_GC_FENCE,
-    &NOHZ_KICK_FETCH_OR,
-    &NOHZ_CSD_FETCH_ANDNOT,
-    &SCHED_DOMAINS_PUBLISH,
-    &SCHED_DOMAINS_LOAD,
-];
-
 /// Mutation runs: weaken one [`Site`] while a closure (a `loom::model` call) runs.
 ///
 /// Present only under `--cfg nohz_loom`. The override lives in a `std` thread-local of the OS
@@ -377,12 +315,12 @@ pub mod mutation {
 
     std::thread_local! {
         static ACTIVE: Cell<Option<(&'static str, Weakening)>> = const { Cell::new(None) };
-        static CODE: Cell<Option<CodeMutant>> = const { Cell::new(None) };
+        static CODE: Cell<Option<u32>> = const { Cell::new(None) };
     }
 
-    pub use crate::beyond::sharded::CodeMutant;
-
-    pub(crate) fn code_mutant_active(m: CodeMutant) -> bool {
+    /// Whether the code mutant numbered `m` by its policy's code is active.
+    #[allow(dead_code)]
+    pub(crate) fn code_mutant_active(m: u32) -> bool {
         CODE.with(Cell::get) == Some(m)
     }
 
@@ -393,10 +331,11 @@ pub mod mutation {
         }
     }
 
-    /// Runs `f` with the code mutant `m` active (a rejected design of the sharded idle set,
-    /// reachable in the crate's own code in loom builds only), restoring the real code
-    /// afterwards, also when `f` panics.
-    pub fn with_code_mutant<R>(m: CodeMutant, f: impl FnOnce() -> R) -> Result<R, MutationError> {
+    /// Runs `f` with the code mutant numbered `m` active (a rejected design, reachable in a
+    /// policy's own code in loom builds only; the policy numbers its mutants and offers its
+    /// own `with_code_mutant`), restoring the real code afterwards, also when `f` panics.
+    #[allow(dead_code)]
+    pub(crate) fn with_code_mutant<R>(m: u32, f: impl FnOnce() -> R) -> Result<R, MutationError> {
         if CODE.with(Cell::get).is_some() || ACTIVE.with(Cell::get).is_some() {
             return Err(MutationError::Nested);
         }
