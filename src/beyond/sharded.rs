@@ -732,7 +732,7 @@ impl<const S: usize, L: ShardLayout, O: IlbOrder, E: Emptiness> Policy for Shard
     const SHARDED: bool = true;
 }
 
-/// A CPU's place: its shard and its slot there ([`ShardPlace`] keeps it as the shard's index
+/// A CPU's place: its shard and its slot there (`ShardPlace` keeps it as the shard's index
 /// and the slot's bit, the form idle entry and exit use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardSlot {
