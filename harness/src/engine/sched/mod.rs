@@ -97,7 +97,7 @@ impl<P: nohz::Policy, const HZ: u32> super::Engine<P, HZ> {
     /// `c` switches to its idle task (`set_next_task_idle`): its idle stamp is now, and its
     /// cache may have a whole idle core (`update_idle_core`). Called by `Runner::schedule`.
     pub(super) fn set_next_task_idle(&self, c: usize) {
-        self.cpus[c].place.idle_stamp.set(Some(self.now()));
+        self.placement[c].idle_stamp.set(Some(self.now()));
         self.update_idle_core(c);
     }
 }

@@ -56,7 +56,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     pub(in crate::engine) fn wake_up(&self, t: usize, waker_cpu: usize, sync: bool) {
         let to = self.select_task_rq(t, waker_cpu, sync);
         // `ttwu_do_activate`: the CPU's idle stamp is spent.
-        self.cpus[to].place.idle_stamp.set(None);
+        self.placement[to].idle_stamp.set(None);
         self.enqueue(to, t);
     }
 
@@ -90,14 +90,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     pub(super) fn wakee(&self, who: Current) -> Wakee {
         match who {
             Current::Task(t) => self.tasks.borrow()[t].place.wakee,
-            Current::Idle(c) => self.cpus[c].place.idle_wakee.get(),
+            Current::Idle(c) => self.placement[c].idle_wakee.get(),
         }
     }
 
     fn set_wakee(&self, who: Current, w: Wakee) {
         match who {
             Current::Task(t) => self.tasks.borrow_mut()[t].place.wakee = w,
-            Current::Idle(c) => self.cpus[c].place.idle_wakee.set(w),
+            Current::Idle(c) => self.placement[c].idle_wakee.set(w),
         }
     }
 
