@@ -19,8 +19,8 @@
 //! - [`sched_balance_newidle`]: a CPU about to idle pulls one task.
 //! - [`sched_balance_update_blocked_averages`]: blocked load and its decay.
 //!
-//! Placement's state lives with what it belongs to: [`CpuPlace`] in each CPU, [`TaskPlace`]
-//! in each task.
+//! Placement's state: [`CpuPlace`] per CPU, in one array beside the engine's per-CPU state
+//! (a fork reads every CPU of a domain), and [`TaskPlace`] in each task.
 
 mod find_idlest_group;
 mod sched_balance_domains;
