@@ -44,8 +44,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     }
 
     /// `c`'s queued tasks go to other CPUs (`balance_push`): an idle CPU of its cache (as
-    /// `select_idle_sibling` finds one from `c`), else the first CPU of its cpuset; a task bound to `c` loses its binding (the kernel's
-    /// `select_fallback_rq`).
+    /// `select_idle_sibling` finds one from `c`), else the first CPU of its cpuset; a task
+    /// bound to `c` loses its binding (the kernel's `select_fallback_rq`).
     fn push_tasks_away(&self, c: usize) {
         let before = self.nr(c);
         let tasks: Vec<usize> = self.cpus[c].queue.borrow_mut().drain(..).collect();

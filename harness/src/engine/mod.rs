@@ -404,8 +404,6 @@ struct CpuSt {
     tick_stop_j: Cell<Option<Jiffies>>,
     stopped_ticks: Cell<usize>,
     account_due: Cell<Option<usize>>,
-    /// Its placement state (PELT, idle stamp, its cache's shared state).
-    place: sched::CpuPlace,
 }
 
 /// The engine's state, shared by its loop and the CPUs' idle coroutines.
@@ -426,6 +424,9 @@ struct Engine<P: Policy, const HZ: u32> {
     current: Cell<Option<usize>>,
     events: RefCell<BinaryHeap<Reverse<Queued>>>,
     cpus: Vec<CpuSt>,
+    /// Each CPU's placement state (PELT, idle stamp, its cache's shared state), in one
+    /// array: fork placement reads every CPU of a domain.
+    placement: Vec<sched::CpuPlace>,
     tasks: RefCell<Vec<Task>>,
     free: RefCell<Vec<usize>>,
     timers: RefCell<BTreeMap<u64, Act>>,
@@ -499,6 +500,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             current: Cell::new(None),
             events: RefCell::new(BinaryHeap::new()),
             cpus,
+            placement: (0..n).map(|_| sched::CpuPlace::default()).collect(),
             tasks: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             timers: RefCell::new(BTreeMap::new()),

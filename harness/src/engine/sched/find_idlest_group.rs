@@ -60,6 +60,10 @@ pub(super) struct GroupStats {
     pub(super) group_type: GroupType,
     /// Load per capacity, for the busy types only.
     pub(super) avg_load: u64,
+    /// Whether `load`, `util` and `runnable` were read: a group with fewer tasks than CPUs
+    /// has spare capacity whatever they are, and its utilization matters only to break a tie
+    /// of idle CPUs, so it is read then (reads store nothing: the same values).
+    pub(super) signals: bool,
 }
 
 /// `group_classify(imbalance_pct, sgs)` for the stats a fork sees.
@@ -236,13 +240,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     }
 
     /// `update_sg_wakeup_stats` for a fork into `group` (the new task is on no CPU yet, so
-    /// nothing of it is taken out).
+    /// nothing of it is taken out), with how many of the group's CPUs the task may run on;
+    /// `None` if none.
     fn update_sg_wakeup_stats(
         &self,
         pct: u64,
         group: &Range<usize>,
         allowed: &Range<usize>,
-    ) -> GroupStats {
+    ) -> Option<(GroupStats, usize)> {
         let mut s = GroupStats {
             load: 0,
             util: 0,
@@ -253,23 +258,42 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             weight: group.len(),
             group_type: GroupType::HasSpare,
             avg_load: 0,
+            signals: false,
         };
+        let mut mine = 0;
         for c in group.clone().filter(|&c| self.may_run(allowed, c)) {
-            let load = self.cpu_load(c);
-            s.load += load;
-            s.runnable += load;
-            s.util += self.cpu_util(c);
-            let nr = self.nr(c);
+            mine += 1;
+            let (nr, idle_current) = self.rq_state(c);
             s.nr_running += nr;
-            if nr == 0 && self.available_idle_cpu(c) {
+            if nr == 0 && idle_current {
                 s.idle_cpus += 1;
             }
+        }
+        if mine == 0 {
+            return None;
+        }
+        if s.nr_running >= s.weight {
+            self.read_signals(&mut s, group, allowed);
         }
         s.group_type = group_classify(pct, &s);
         if s.group_type != GroupType::HasSpare {
             s.avg_load = s.load * SCALE / s.capacity;
         }
-        s
+        Some((s, mine))
+    }
+
+    /// The group's load, utilization and runnable sums, over the CPUs the task may run on.
+    fn read_signals(&self, s: &mut GroupStats, group: &Range<usize>, allowed: &Range<usize>) {
+        let (mut util, mut load) = (0, 0);
+        for c in group.clone().filter(|&c| self.may_run(allowed, c)) {
+            let (u, l) = self.cpu_util_load(c);
+            util += u;
+            load += l;
+        }
+        s.util = util;
+        s.load = load;
+        s.runnable = load;
+        s.signals = true;
     }
 
     /// `sched_balance_find_dst_group(sd, p, cpu)`, `sd` being `cpu`'s domain `k`: the group
@@ -285,14 +309,26 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let mut local: Option<(GroupStats, usize)> = None;
         let mut idlest: Option<(GroupStats, Range<usize>)> = None;
         for g in groups {
-            let mine = g.clone().filter(|&c| self.may_run(allowed, c)).count();
-            if mine == 0 {
+            let Some((mut sgs, mine)) = self.update_sg_wakeup_stats(pct, &g, allowed) else {
                 continue;
-            }
-            let sgs = self.update_sg_wakeup_stats(pct, &g, allowed);
+            };
             if g.contains(&cpu) {
                 local = Some((sgs, mine));
-            } else if beats(idlest.as_ref().map(|(s, _)| s), &sgs) {
+                continue;
+            }
+            if let Some((best, best_g)) = idlest.as_mut()
+                && best.group_type == GroupType::HasSpare
+                && sgs.group_type == GroupType::HasSpare
+                && best.idle_cpus == sgs.idle_cpus
+            {
+                if !best.signals {
+                    self.read_signals(best, best_g, allowed);
+                }
+                if !sgs.signals {
+                    self.read_signals(&mut sgs, &g, allowed);
+                }
+            }
+            if beats(idlest.as_ref().map(|(s, _)| s), &sgs) {
                 idlest = Some((sgs, g));
             }
         }
@@ -321,7 +357,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let mut least_loaded = this_cpu;
         for c in group.filter(|&c| self.may_run(allowed, c)) {
             if self.available_idle_cpu(c) {
-                let stamp = self.cpus[c].place.idle_stamp.get();
+                let stamp = self.placement[c].idle_stamp.get();
                 if stamp > latest {
                     latest = stamp;
                     shallowest = Some(c);

@@ -20,8 +20,8 @@
 //! - [`sched_balance_update_blocked_averages`]: blocked load and its decay.
 //! - [`costs`]: what each piece of balancing work costs in time, with its source.
 //!
-//! Placement's state lives with what it belongs to: [`CpuPlace`] in each CPU, [`TaskPlace`]
-//! in each task.
+//! Placement's state: [`CpuPlace`] per CPU, in one array beside the engine's per-CPU state
+//! (a fork reads every CPU of a domain), and [`TaskPlace`] in each task.
 
 mod costs;
 mod find_idlest_group;

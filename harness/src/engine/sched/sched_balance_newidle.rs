@@ -53,14 +53,14 @@ fn update_avg(avg: u64, sample: u64) -> u64 {
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// `c` begins a newidle balance (`this_rq->idle_stamp = rq_clock(this_rq)`).
     pub(in crate::engine) fn newidle_begins(&self, c: usize) {
-        self.cpus[c].place.idle_stamp.set(Some(self.now()));
+        self.placement[c].idle_stamp.set(Some(self.now()));
     }
 
     /// A task woke onto `c` (`ttwu_do_activate`): an open idle period ends, and its length
     /// enters `avg_idle`, capped at twice `max_idle_balance_cost`; the crate's rq gets it.
     pub(in crate::engine) fn newidle_woken(&self, c: usize) {
         let st = &self.cpus[c].newidle;
-        let Some(stamp) = self.cpus[c].place.idle_stamp.take() else {
+        let Some(stamp) = self.placement[c].idle_stamp.take() else {
             return;
         };
         let max = 2 * st.max_idle_balance_cost.get();
@@ -131,7 +131,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         // A task queued here while the walk ran: the kernel's recheck of `h_nr_queued`.
         pulled |= !self.cpus[c].queue.borrow().is_empty();
         if pulled {
-            self.cpus[c].place.idle_stamp.set(None);
+            self.placement[c].idle_stamp.set(None);
         }
         NewidleOutcome {
             pulled_task: pulled,

@@ -47,8 +47,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// `available_idle_cpu(c)`: the idle task is current, nothing is queued, no wakeup is
     /// pending; and (the engine's rule) `c` is not leaving.
     pub(in crate::engine) fn available_idle_cpu(&self, c: usize) -> bool {
-        let s = &self.cpus[c];
-        s.idle_current.get() && self.nr(c) == 0 && !s.leaving.get()
+        let (nr, idle_current) = self.rq_state(c);
+        idle_current && nr == 0 && !self.leaving(c)
+    }
+
+    /// `c` is on its way offline, offline or coming back (only while a hotplug cycle runs).
+    pub(super) fn leaving(&self, c: usize) -> bool {
+        self.hotplug_busy.get() && self.cpus[c].leaving.get()
     }
 
     /// `cpus_share_cache(a, b)`: the same last-level cache (cut to the cpuset, as the
@@ -59,12 +64,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
 
     /// Task `t` may run on `c`: in its affinity, and `c` not leaving.
     pub(super) fn may_run(&self, allowed: &Range<usize>, c: usize) -> bool {
-        allowed.contains(&c) && !self.cpus[c].leaving.get()
+        allowed.contains(&c) && !self.leaving(c)
     }
 
     /// `c`'s cache's shared state (`sd_llc_shared`).
     pub(super) fn llc_shared(&self, c: usize) -> &LlcShared {
-        &self.cpus[self.shape.llc_of(c).start].place.llc
+        &self.placement[self.shape.llc_of(c).start].llc
     }
 
     /// `c`'s SMT siblings, itself included (`cpu_smt_mask`).

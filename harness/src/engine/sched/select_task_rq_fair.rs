@@ -90,14 +90,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     pub(super) fn wakee(&self, who: Current) -> Wakee {
         match who {
             Current::Task(t) => self.tasks.borrow()[t].place.wakee,
-            Current::Idle(c) => self.cpus[c].place.idle_wakee.get(),
+            Current::Idle(c) => self.placement[c].idle_wakee.get(),
         }
     }
 
     fn set_wakee(&self, who: Current, w: Wakee) {
         match who {
             Current::Task(t) => self.tasks.borrow_mut()[t].place.wakee = w,
-            Current::Idle(c) => self.cpus[c].place.idle_wakee.set(w),
+            Current::Idle(c) => self.placement[c].idle_wakee.set(w),
         }
     }
 

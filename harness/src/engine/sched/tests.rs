@@ -150,6 +150,7 @@ fn the_scan_skips_cpus_the_task_may_not_run_on_and_leaving_ones() {
         }
         // Idle: 2 and 5. 5 comes first from 3, unless it is leaving or not allowed.
         assert_eq!(e.select_idle_sibling(t, 3, 3), 5);
+        e.hotplug_busy.set(true);
         e.cpus[5].leaving.set(true);
         assert_eq!(e.select_idle_sibling(t, 3, 3), 2);
         e.cpus[5].leaving.set(false);
@@ -335,6 +336,7 @@ fn a_timer_wakeup_searches_from_prev_and_an_idle_waker_in_the_cache_pulls() {
         e.tasks.borrow_mut()[t].allowed = 2..3;
         assert_eq!(e.select_task_rq(t, 0, false), 2);
         // Unless that CPU is leaving: the fallback, the cpuset's first CPU.
+        e.hotplug_busy.set(true);
         e.cpus[2].leaving.set(true);
         assert_eq!(e.select_task_rq(t, 0, false), 0);
     });
@@ -371,8 +373,8 @@ fn a_fork_stays_local_unless_the_idlest_group_has_strictly_more_idle_cpus() {
         // Parent's CPU busy: the other cache has 4 idle CPUs to the local 3: there, on the
         // CPU that went idle last.
         e.busy(0);
-        e.cpus[6].place.idle_stamp.set(Some(50));
-        e.cpus[5].place.idle_stamp.set(Some(40));
+        e.placement[6].idle_stamp.set(Some(50));
+        e.placement[5].idle_stamp.set(Some(40));
         assert_eq!(e.select_task_rq_fork(t, 0), 6);
         // 3 idle each side: stays in the cache, on its first idle CPU (equal utilization).
         e.busy(4);
@@ -390,15 +392,15 @@ fn the_idlest_cpu_is_the_last_gone_idle_else_the_least_loaded() {
     on(shape(8, 1, 4, 8), |e| {
         let t = e.task(0);
         let allowed = e.tasks.borrow()[t].allowed.clone();
-        e.cpus[5].place.idle_stamp.set(Some(10));
-        e.cpus[7].place.idle_stamp.set(Some(30));
-        e.cpus[6].place.idle_stamp.set(None);
+        e.placement[5].idle_stamp.set(Some(10));
+        e.placement[7].idle_stamp.set(Some(30));
+        e.placement[6].idle_stamp.set(None);
         assert_eq!(e.sched_balance_find_dst_group_cpu(4..8, &allowed, 0), 7);
         // A stamp spent by a wakeup never wins; with none left, the least loaded busy CPU
         // (the first of equals), idle CPUs aside.
-        e.cpus[5].place.idle_stamp.set(None);
-        e.cpus[7].place.idle_stamp.set(None);
-        e.cpus[4].place.idle_stamp.set(None);
+        e.placement[5].idle_stamp.set(None);
+        e.placement[7].idle_stamp.set(None);
+        e.placement[4].idle_stamp.set(None);
         e.busy(4);
         e.set_signals(4, 0, 3000);
         assert_eq!(e.sched_balance_find_dst_group_cpu(4..8, &allowed, 0), 4);
@@ -456,6 +458,7 @@ fn stats(nr: usize, util: u64, runnable: u64) -> GroupStats {
         weight: 4,
         group_type: GroupType::HasSpare,
         avg_load: runnable * 1024 / 4096,
+        signals: true,
     };
     s.group_type = group_classify(117, &s);
     s

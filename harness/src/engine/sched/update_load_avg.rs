@@ -28,10 +28,11 @@
 //! (`post_init_entity_util_avg`). Because the averages are linear, a CPU's signal stays the
 //! sum of its attached tasks' (up to rounding; never below 0).
 //!
-//! Updates are lazy and O(1): each signal is brought to the present at a transition (a
-//! task starting or stopping to run, a change of a run queue's length, a wakeup, a block)
-//! and when read. The kernel reads a signal as last updated (at a tick, an enqueue or a
-//! dequeue); these reads bring it to the present, and a signal counts the period in
+//! Updates are lazy and O(1): each signal is brought to the present and stored at a
+//! transition (a task starting or stopping to run, a change of a run queue's length, a
+//! wakeup, a block, a move). A read projects it to the present without storing it, so what
+//! placement reads never depends on how often it read before. The kernel reads a signal as
+//! last updated (at a tick, an enqueue or a dequeue); a signal here counts the period in
 //! progress only when it ends (the kernel's average counts it at once, weighted by how far
 //! it is). Not modelled: `util_est`, frequency and capacity invariance (every CPU has the
 //! capacity 1024), irq and RT pressure.
@@ -143,13 +144,34 @@ impl Signal {
 }
 
 /// A CPU's signals (its CFS run queue's), with the state they follow since their last
-/// update.
-#[derive(Debug, Default)]
+/// update: its run queue's length, whether a task runs, whether its idle task is current.
+/// Every change of these goes through `update_load_avg` before anything else happens, so
+/// placement reads them here (one array, not the engine's larger per-CPU state).
+#[derive(Debug)]
 pub(in crate::engine) struct CpuPelt {
+    nr: Cell<usize>,
+    idle_current: Cell<bool>,
+    running: Cell<bool>,
     util: Cell<Signal>,
     load: Cell<Signal>,
-    running: Cell<bool>,
-    nr: Cell<usize>,
+    /// The averages read last, and the period they were read in: a read counts whole
+    /// periods only, so until the period ends or the state changes it reads the same
+    /// (a fork reads every CPU of a domain, often many times a period).
+    read: Cell<Option<(u64, u64, u64)>>,
+}
+
+impl Default for CpuPelt {
+    /// A CPU at boot: its idle task current, nothing queued.
+    fn default() -> CpuPelt {
+        CpuPelt {
+            nr: Cell::new(0),
+            idle_current: Cell::new(true),
+            running: Cell::new(false),
+            util: Cell::new(Signal::default()),
+            load: Cell::new(Signal::default()),
+            read: Cell::new(None),
+        }
+    }
 }
 
 /// A task's signals, with its state and the CPU whose signals hold them.
@@ -179,17 +201,24 @@ impl TaskPelt {
     }
 }
 
+impl CpuPelt {
+    /// The signals at `now`, projected from the state they followed (nothing stored).
+    fn at(&self, now: u64) -> (Signal, Signal) {
+        let (mut u, mut l) = (self.util.get(), self.load.get());
+        u.advance(now, if self.running.get() { ONE } else { 0 });
+        l.advance(now, self.nr.get() as u64 * ONE);
+        (u, l)
+    }
+}
+
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
-    /// Brings `c`'s signals to the present under the state they followed.
+    /// Brings `c`'s signals to the present under the state they followed, and stores them.
     fn advance_cpu(&self, c: usize) -> &CpuPelt {
-        let p = &self.cpus[c].place.pelt;
-        let now = self.now();
-        let mut u = p.util.get();
-        u.advance(now, if p.running.get() { ONE } else { 0 });
+        let p = &self.placement[c].pelt;
+        let (u, l) = p.at(self.now());
         p.util.set(u);
-        let mut l = p.load.get();
-        l.advance(now, p.nr.get() as u64 * ONE);
         p.load.set(l);
+        p.read.set(None);
         p
     }
 
@@ -201,16 +230,46 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let s = &self.cpus[c];
         p.running.set(s.curr.get().is_some());
         p.nr.set(self.nr(c));
+        p.idle_current.set(s.idle_current.get());
+    }
+
+    /// `c`'s run queue length (`rq->nr_running`) and whether its idle task is current, as
+    /// last recorded (checked against the engine's in debug builds).
+    pub(in crate::engine) fn rq_state(&self, c: usize) -> (usize, bool) {
+        let p = &self.placement[c].pelt;
+        let (nr, idle) = (p.nr.get(), p.idle_current.get());
+        debug_assert_eq!(
+            (nr, idle),
+            (self.nr(c), self.cpus[c].idle_current.get()),
+            "CPU {c}: a run-queue change placement did not see"
+        );
+        (nr, idle)
     }
 
     /// `cpu_util_cfs(c)`: its utilization now, at most its capacity.
     pub(in crate::engine) fn cpu_util(&self, c: usize) -> u64 {
-        self.advance_cpu(c).util.get().avg().min(SCALE)
+        self.cpu_util_load(c).0
     }
 
     /// `cpu_load(c)` (and `cpu_runnable(c)`, the same for nice-0 tasks): its load now.
     pub(in crate::engine) fn cpu_load(&self, c: usize) -> u64 {
-        self.advance_cpu(c).load.get().avg()
+        self.cpu_util_load(c).1
+    }
+
+    /// `cpu_util_cfs(c)` and `cpu_load(c)` together.
+    pub(in crate::engine) fn cpu_util_load(&self, c: usize) -> (u64, u64) {
+        let p = &self.placement[c].pelt;
+        let now = self.now();
+        let period = now >> PERIOD_SHIFT;
+        if let Some((at, util, load)) = p.read.get()
+            && at == period
+        {
+            return (util, load);
+        }
+        let (u, l) = p.at(now);
+        let (util, load) = (u.avg().min(SCALE), l.avg());
+        p.read.set(Some((period, util, load)));
+        (util, load)
     }
 
     /// `cfs_rq_has_blocked` after a decay of `c`'s signals to the present: a load or a
@@ -224,16 +283,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// Whether `c`'s signals held anything when last brought up to date, not decayed since:
     /// load the platform has not yet found gone.
     pub(in crate::engine) fn pelt_blocked_stored(&self, c: usize) -> bool {
-        let p = &self.cpus[c].place.pelt;
+        let p = &self.placement[c].pelt;
         p.util.get().holds() || p.load.get().holds()
     }
 
     /// `task_h_load(t)`: task `t`'s load now (no cgroups: its own).
     pub(in crate::engine) fn task_load(&self, t: usize) -> u64 {
-        let now = self.now();
-        let mut tasks = self.tasks.borrow_mut();
-        let p = &mut tasks[t].place.pelt;
-        p.advance(now);
+        let mut p = self.tasks.borrow()[t].place.pelt.clone();
+        p.advance(self.now());
         p.load.avg()
     }
 
@@ -250,6 +307,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         p.util.set(u);
         p.load.set(l);
+        p.read.set(None);
     }
 
     /// Task `t` is queued on `c` (woken, forked or moved there): runnable from now; its
@@ -308,8 +366,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// (all of that half when `c` has no utilization).
     pub(in crate::engine) fn post_init_entity_util_avg(&self, c: usize, t: usize) {
         let (util, load) = {
-            let p = self.advance_cpu(c);
-            (p.util.get().avg(), p.load.get().avg())
+            let (u, l) = self.placement[c].pelt.at(self.now());
+            (u.avg(), l.avg())
         };
         let cap = (SCALE as i64 - util as i64) / 2;
         let mine = if cap <= 0 {
@@ -326,7 +384,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     #[cfg(test)]
     pub(super) fn set_signals(&self, c: usize, util: u64, load: u64) {
         self.update_load_avg(c);
-        let p = &self.cpus[c].place.pelt;
+        let p = &self.placement[c].pelt;
         p.util.set(Signal::at(self.now(), util));
         p.load.set(Signal::at(self.now(), load));
     }

@@ -46,7 +46,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 this
             });
         }
-        if sync && self.nr(this) == 1 {
+        if sync && self.rq_state(this).0 == 1 {
             return Some(this);
         }
         if self.available_idle_cpu(prev) {
