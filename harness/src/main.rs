@@ -858,8 +858,8 @@ fn virtual_main(cli: &Cli) -> ExitCode {
             cli.seed + u64::from(cli.runs) - 1
         ));
         let workload = match cli.util {
-            None => scenario.workload(&shape),
-            Some(pct) => match scenario.workload(&shape).at_utilization(pct) {
+            None => workload,
+            Some(pct) => match workload.at_utilization(pct) {
                 Ok(w) => w,
                 Err(e) => {
                     return usage_error(&format!("--util {pct} for {}: {e}", scenario.name()));

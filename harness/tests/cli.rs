@@ -189,3 +189,51 @@ fn the_hotplug_order_plant_fails_a_checked_virtual_run() {
     // mask during the rebuild, or by the takedown's own check after it.
     assert!(out.contains("in the idle mask"), "{out}");
 }
+
+/// The load options reach the run: a llama team of 16 on 80 CPUs leaves 64 CPUs idle, and a
+/// team with no spin (`OMP_WAIT_POLICY=PASSIVE`) sleeps at its barriers; the defaults (80
+/// spinning threads) keep every CPU busy and never idle. (The `--util` option once rebuilt the
+/// load from its defaults, dropping both.)
+#[test]
+fn load_options_reach_the_engine() {
+    let throughput_and_busy = |extra: &[&str]| {
+        let mut args = vec![
+            "--engine",
+            "virtual",
+            "--scenario",
+            "llama",
+            "--policy",
+            "patched",
+            "--seconds",
+            "0.05",
+            "--runs",
+            "1",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = nohz_stress(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let run = &report["runs"][0];
+        (
+            run["throughput"].as_f64().expect("throughput"),
+            run["idle_transitions"].as_u64().expect("idle_transitions"),
+        )
+    };
+    let (all, all_transitions) = throughput_and_busy(&[]);
+    let (sixteen, _) = throughput_and_busy(&["--threads", "16"]);
+    let (_, passive_transitions) = throughput_and_busy(&["--load-param", "spin-ns=0"]);
+    assert_eq!(all_transitions, 0, "80 spinning threads on 80 CPUs never idle");
+    assert!(
+        sixteen < all * 0.6,
+        "16 threads decode slower than 80 ({sixteen} vs {all} decodes/s)"
+    );
+    assert!(
+        passive_transitions > 0,
+        "threads that never spin sleep at each barrier, and their CPUs idle"
+    );
+}
