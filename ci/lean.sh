@@ -69,3 +69,7 @@ if ((consts > 0 || probes > 0)); then
     grep -rnE '\bP::(SHARDED|KICK_DEADLINE|READ_BEFORE_WRITE|ILB_LOCAL_FIRST|SHARD_HINT|Layout|Shards)\b|(\bmutant\(|code_mutant_active|CodeMutant::|summary_before_fence|skip_exit_flush|shared_store\()' "${kernel[@]}" >&2
     exit 1
 fi
+if ((readme > 200)); then
+    echo "error: README.md has $readme lines; DESIGN.md keeps it to one screen (200)" >&2
+    exit 1
+fi
