@@ -3,7 +3,7 @@
 # 384) at 10, 30, 50 and 70 % utilization, every policy, on the release build without checks,
 # and one table of the balancing-quality metrics, medians over the seeds:
 #
-#   ci/frontier-baseline.sh                 # RUNS=3 SECONDS=0.5, utilizations 10 30 50 70
+#   ci/frontier-baseline.sh                 # RUNS=3 SECONDS_SIM=1, utilizations 10 30 50 70 (6 min here)
 #   UTILS="50" RUNS=1 SECONDS_SIM=0.2 ci/frontier-baseline.sh  # extra flags go to nohz-stress
 #
 # Columns: due_tick and due_jiffy (busy ticks, and jiffies with a busy tick, that found
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
-seconds=${SECONDS_SIM:-0.5}
+seconds=${SECONDS_SIM:-1}
 utils=${UTILS:-10 30 50 70}
 out=target/frontier-baseline
 mkdir -p "$out"
