@@ -346,3 +346,52 @@ fn the_main_job_includes_the_engines_seed_001_line() {
         "the host threads' runs are there too"
     );
 }
+
+/// `NOHZ_ENGINE_TRACE=FROM_US-TO_US` prints the window's placements, newidle walks and kick
+/// decisions to stderr (engine/trace.rs), and nothing outside it.
+#[test]
+fn the_engine_trace_prints_its_window() {
+    let run = |window: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nohz-stress"))
+            .args([
+                "--engine",
+                "virtual",
+                "--scenario",
+                "hackbench-process",
+                "--groups",
+                "4",
+                "--seconds",
+                "0.004",
+                "--runs",
+                "1",
+                "--policy",
+                "legacy",
+                "--check-every",
+                "0",
+            ])
+            .env("NOHZ_ENGINE_TRACE", window)
+            .output()
+            .expect("the binary runs");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run("1000-4000");
+    for kind in [" wake ", " newidle cpu=", " kick cpu="] {
+        assert!(err.contains(kind), "no `{kind}` line");
+    }
+    let at = |l: &str| -> u64 {
+        l.split_whitespace().nth(1).unwrap()["at=".len()..]
+            .parse()
+            .unwrap()
+    };
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("trace ")).collect();
+    assert!(
+        lines
+            .iter()
+            .all(|l| (1_000_000..=4_000_000).contains(&at(l)))
+    );
+    assert!(
+        !run("9000-9999").contains("trace "),
+        "a window past the run's end"
+    );
+}
