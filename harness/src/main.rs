@@ -302,6 +302,13 @@ struct Cli {
     #[arg(long, value_parser = parse_cpus)]
     cpus: Option<usize>,
 
+    /// `--engine virtual`: housekeeping CPUs per cpuset, the rest NO_HZ_FULL (`nohz_full=`
+    /// is every CPU of a cpuset but its first N). Seed 001's machine (llama, hackbench-*,
+    /// visibility) defaults to 8 of 80; the others to all (no NO_HZ_FULL). N = the cpuset's
+    /// size: no NO_HZ_FULL CPU.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=768))]
+    housekeeping: Option<u64>,
+
     /// `--scenario llama`: the llama team's threads, the main thread included (`-t`; 80; the
     /// seed ran several counts, e.g. 16, 32, 64, 80).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -557,10 +564,11 @@ fn main() -> ExitCode {
         || cli.lb_per_cpu_ns.is_some()
         || cli.decay_ns.is_some()
         || cli.balance_cost_pct != 100
+        || cli.housekeeping.is_some()
     {
         return usage_error(
-            "--util, --lb-fixed-ns, --lb-per-cpu-ns, --decay-ns and --balance-cost-pct apply \
-             to --engine virtual only",
+            "--util, --lb-fixed-ns, --lb-per-cpu-ns, --decay-ns, --balance-cost-pct and \
+             --housekeeping apply to --engine virtual only",
         );
     }
     if cli.hotplug_every_ms.is_some() {
@@ -695,8 +703,98 @@ fn main() -> ExitCode {
     if show_progress {
         eprint!("\r\x1b[K");
     }
+    if cli.scenario == ScenarioArg::All {
+        report.notes.push(format!(
+            "threads: {} ran on real host threads ({cores} cores here): their numbers are this \
+             host's",
+            scenarios
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        if let Err(e) = seed001_on_the_engine(&cli, seconds, &mut report) {
+            return usage_error(&e);
+        }
+    }
     finish(report, &cli)
 }
+
+/// The main job's seed 001 at its size: [`SEED001`]'s benchmark on the virtual engine at 80
+/// CPUs, Legacy and Patched interleaved, 0.05 simulated s and 3 runs each (fewer if `--seconds`
+/// or `--runs` ask for less), its throughput ratio into the report as `v-seed001`.
+fn seed001_on_the_engine(cli: &Cli, seconds: f64, report: &mut Report) -> Result<(), String> {
+    let (scenario, groups) = SEED001;
+    let shape = scenario.shape(scenario.default_cpus());
+    let opts = engine::scenario::LoadOpts {
+        groups,
+        ..Default::default()
+    };
+    let sim = seconds.min(0.05);
+    let runs = cli.runs.min(3);
+    let mut cfg = EngineConfig {
+        workload: scenario.workload_with(&shape, &opts)?,
+        shape: shape.clone(),
+        sim_ns: (sim * 1e9) as u64,
+        seed: cli.seed,
+        ipi_ns: 2_000,
+        check_every: 0,
+        cost: engine::cost::CostParams {
+            flag_line: scenario.flag_line(),
+            ..cost_params(cli)
+        },
+        irqtime: scenario.irqtime(),
+        plant: engine::Plant::None,
+        governor: engine::Governor::None,
+        hotplug_every_ns: 0,
+        costs: engine::BalanceCosts::default(),
+    };
+    let policies = [Pol::Legacy, Pol::Patched];
+    let mut by_pol: Vec<Vec<RunStats>> = vec![Vec::new(); 2];
+    for k in 0..u64::from(runs) {
+        cfg.seed = cli.seed + k;
+        for (v, &pol) in policies.iter().enumerate() {
+            let o = run_virtual(&cfg, pol, cli.hz)?;
+            let mut st = engine::scenario::run_stats(scenario, cfg.seed, &o);
+            st.scenario = "v-seed001";
+            by_pol[v].push(st);
+        }
+    }
+    let cmp = compare("v-seed001", ("legacy", &by_pol[0]), ("patched", &by_pol[1]));
+    let ratio = cmp
+        .iter()
+        .find(|c| c.metric == "throughput")
+        .and_then(|c| Some(c.medians.get("patched")? / c.medians.get("legacy")?));
+    report.comparisons.extend(
+        cmp.into_iter()
+            .filter(|c| matches!(c.metric, "throughput" | "idle_while_waiting_ms_per_s")),
+    );
+    let mut hidden: Vec<f64> = by_pol[0]
+        .iter()
+        .filter_map(|r| r.invisible_idle_pct)
+        .collect();
+    hidden.sort_by(f64::total_cmp);
+    report.notes.push(format!(
+        "engine: v-seed001 is seed 001's {} ({} groups) on the virtual-time engine, 80 virtual \
+         CPUs ({} NO_HZ_FULL), {sim} simulated s x {runs} runs a policy: throughput Patched / \
+         Legacy {} (the seed: up to 1.26), Legacy's idle time invisible to the balancer {}; its \
+         numbers come from the engine's model, not this host",
+        scenario.name(),
+        groups.unwrap_or(engine::scenario::params::HACKBENCH_GROUPS),
+        shape.nohz_full,
+        ratio.map_or("n/a".to_string(), |r| format!("{r:.3}")),
+        hidden
+            .get(hidden.len() / 2)
+            .map_or("n/a".to_string(), |p| format!("{p:.0} %")),
+    ));
+    for r in by_pol {
+        report.runs.extend(r);
+    }
+    Ok(())
+}
+
+/// The seed-001 benchmark the main job runs on the engine: the scenario and its `--groups`.
+const SEED001: (VirtualScenario, Option<usize>) = (VirtualScenario::HackbenchProcess, Some(4));
 
 /// Summarizes, prints and writes the report; the exit status.
 fn finish(mut report: Report, cli: &Cli) -> ExitCode {
@@ -823,7 +921,18 @@ fn virtual_main(cli: &Cli) -> ExitCode {
     };
     for &scenario in &scenarios {
         let cpus = cli.cpus.unwrap_or(scenario.default_cpus());
-        let shape = scenario.shape(cpus);
+        let mut shape = scenario.shape(cpus);
+        if let Some(hk) = cli.housekeeping {
+            let set = shape.cpus / shape.cpusets;
+            if hk == 0 || hk as usize > set {
+                return usage_error(&format!(
+                    "--housekeeping {hk}: {} has cpusets of {set} CPUs; each needs from 1 \
+                     housekeeping CPU (CPU 0 keeps time) to all {set} (no NO_HZ_FULL)",
+                    scenario.name()
+                ));
+            }
+            shape.nohz_full = set - hk as usize;
+        }
         let workload = match scenario.workload_with(&shape, &opts) {
             Ok(w) => w,
             Err(e) => return usage_error(&e),

@@ -67,6 +67,32 @@ fn bad_combinations_are_explained_and_exit_2() {
         &["--validate-model", "--calibrate", "10,x,80"],
         "'x' is not a positive number",
     );
+    refused(
+        &["--housekeeping", "8"],
+        "--housekeeping apply to --engine virtual only",
+    );
+    refused(
+        &[
+            "--engine",
+            "virtual",
+            "--scenario",
+            "llama",
+            "--housekeeping",
+            "0",
+        ],
+        "--housekeeping 0: llama has cpusets of 80 CPUs",
+    );
+    refused(
+        &[
+            "--engine",
+            "virtual",
+            "--scenario",
+            "frontier",
+            "--housekeeping",
+            "385",
+        ],
+        "each needs from 1",
+    );
     refused(&["--pair-work", "5"], "--validate-model");
     refused(&["--validate-model", "--pair-work", "1001"], "0..=1000");
     refused(&["--validate-model", "--pair-work", "4.5"], "4.5");
@@ -238,5 +264,134 @@ fn load_options_reach_the_engine() {
     assert!(
         passive_transitions > 0,
         "threads that never spin sleep at each barrier, and their CPUs idle"
+    );
+}
+
+/// `--housekeeping N` makes every CPU of a cpuset but its first N NO_HZ_FULL: the notes say
+/// so, and with every CPU housekeeping no idle time is invisible to the balancer under
+/// Legacy (seed 001's bug needs NO_HZ_FULL CPUs).
+#[test]
+fn housekeeping_sets_the_nohz_full_split() {
+    let run = |hk: &str| {
+        let out = nohz_stress(&[
+            "--engine",
+            "virtual",
+            "--scenario",
+            "hackbench-process",
+            "--groups",
+            "4",
+            "--seconds",
+            "0.005",
+            "--runs",
+            "1",
+            "--policy",
+            "legacy",
+            "--check-every",
+            "0",
+            "--housekeeping",
+            hk,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (
+            report["notes"].to_string(),
+            report["runs"][0]["invisible_idle_pct"].as_f64(),
+        )
+    };
+    let (notes, _) = run("8");
+    assert!(notes.contains("72 NO_HZ_FULL per cpuset"), "{notes}");
+    let (notes, _) = run("1");
+    assert!(notes.contains("79 NO_HZ_FULL per cpuset"), "{notes}");
+    let (notes, invisible) = run("80");
+    assert!(notes.contains("0 NO_HZ_FULL per cpuset"), "{notes}");
+    assert!(invisible.is_none_or(|p| p == 0.0), "{invisible:?}");
+}
+
+/// The main job (`--engine threads --scenario all`, the defaults) also runs seed 001's
+/// benchmark on the engine at 80 virtual CPUs, labelled apart from the host threads' numbers.
+#[test]
+fn the_main_job_includes_the_engines_seed_001_line() {
+    let out = nohz_stress(&["--seconds", "0.002", "--runs", "1", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("threads: visibility, churn, irqtime ran on real host threads"),
+        "{notes}"
+    );
+    assert!(notes.contains("engine: v-seed001 is seed 001's"), "{notes}");
+    assert!(notes.contains("80 virtual CPUs"), "{notes}");
+    let runs = report["runs"].as_array().expect("runs");
+    let seed001: Vec<_> = runs
+        .iter()
+        .filter(|r| r["scenario"] == "v-seed001")
+        .collect();
+    assert_eq!(seed001.len(), 2, "one run a policy");
+    for r in &seed001 {
+        assert_eq!(r["engine"], "virtual");
+        assert_eq!(r["logical_cpus"], 80);
+        assert!(r["throughput"].as_f64().is_some_and(|t| t > 0.0), "{r}");
+    }
+    assert!(
+        runs.iter().any(|r| r["engine"] != "virtual"),
+        "the host threads' runs are there too"
+    );
+}
+
+/// `NOHZ_ENGINE_TRACE=FROM_US-TO_US` prints the window's placements, newidle walks and kick
+/// decisions to stderr (engine/trace.rs), and nothing outside it.
+#[test]
+fn the_engine_trace_prints_its_window() {
+    let run = |window: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nohz-stress"))
+            .args([
+                "--engine",
+                "virtual",
+                "--scenario",
+                "hackbench-process",
+                "--groups",
+                "4",
+                "--seconds",
+                "0.004",
+                "--runs",
+                "1",
+                "--policy",
+                "legacy",
+                "--check-every",
+                "0",
+            ])
+            .env("NOHZ_ENGINE_TRACE", window)
+            .output()
+            .expect("the binary runs");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run("1000-4000");
+    for kind in [" wake ", " newidle cpu=", " kick cpu="] {
+        assert!(err.contains(kind), "no `{kind}` line");
+    }
+    let at = |l: &str| -> u64 {
+        l.split_whitespace().nth(1).unwrap()["at=".len()..]
+            .parse()
+            .unwrap()
+    };
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("trace ")).collect();
+    assert!(
+        lines
+            .iter()
+            .all(|l| (1_000_000..=4_000_000).contains(&at(l)))
+    );
+    assert!(
+        !run("9000-9999").contains("trace "),
+        "a window past the run's end"
     );
 }

@@ -85,6 +85,7 @@ mod metrics;
 pub mod scenario;
 mod sched;
 pub mod topo;
+mod trace;
 pub mod validate;
 pub mod work;
 
@@ -861,6 +862,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 // took time let the target handle them meanwhile.
                 if s.busy_gen.get() == generation {
                     self.check_kick(tick.kick());
+                }
+                if trace::on(self.now()) {
+                    self.trace_kick(c, tick.kick());
                 }
                 if tick.ran() && stopped_idle && s.tick_stop_j.get().is_some() {
                     s.stopped_ticks.set(s.stopped_ticks.get() + 1);

@@ -130,6 +130,22 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
         // A task queued here while the walk ran: the kernel's recheck of `h_nr_queued`.
         pulled |= !self.cpus[c].queue.borrow().is_empty();
+        if crate::engine::trace::on(self.now()) {
+            let queued: Vec<(usize, usize)> = self
+                .shape
+                .cpuset(c)
+                .map(|o| (o, self.cpus[o].queue.borrow().len()))
+                .filter(|&(_, n)| n > 0)
+                .collect();
+            crate::engine::trace::line(
+                self.now(),
+                format_args!(
+                    "newidle cpu={c} avg_idle={avg_idle} cost={curr_cost} pulled={pulled} \
+                     waiting_in_cpuset={} queued_on={queued:?}",
+                    queued.iter().map(|q| q.1).sum::<usize>()
+                ),
+            );
+        }
         if pulled {
             self.placement[c].idle_stamp.set(None);
         }

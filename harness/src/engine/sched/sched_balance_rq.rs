@@ -65,6 +65,18 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         for &t in &moved {
             self.enqueue(dst, t);
         }
+        if crate::engine::trace::on(self.now()) {
+            let by = self.current.get().unwrap_or(dst);
+            let kind = match (cap, by == dst) {
+                (1, _) => "newidle",
+                (_, true) => "periodic",
+                _ => "ilb",
+            };
+            crate::engine::trace::line(
+                self.now(),
+                format_args!("pull {kind} src={src} -> dst={dst} tasks={moved:?} by_cpu={by}"),
+            );
+        }
         moved.len()
     }
 }

@@ -58,6 +58,17 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         // `ttwu_do_activate`: the CPU's idle period ends, into its `avg_idle`.
         self.newidle_woken(to);
         self.enqueue(to, t);
+        if crate::engine::trace::on(self.now()) {
+            let prev = self.tasks.borrow()[t].prev;
+            crate::engine::trace::line(
+                self.now(),
+                format_args!(
+                    "wake {t} waker={waker_cpu} prev={prev} -> {to} nr={} idle_in_cpuset={}",
+                    self.nr(to),
+                    self.idle_in_cpuset(to)
+                ),
+            );
+        }
     }
 
     /// `select_task_rq` for a wakeup of `t` by `this` (the waker's CPU).
