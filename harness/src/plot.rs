@@ -9,11 +9,18 @@ use crate::report::{METRICS, Report, applies};
 use crate::scenario::RunStats;
 use plotters::prelude::*;
 
-const POLICIES: [&str; 3] = ["legacy", "patched", "scalable"];
-const COLORS: [RGBColor; 3] = [
+/// The policies' colours, in the order the report first names each policy (a run of
+/// `--policy all` or of one of its groups): the first three are the ones earlier plots used
+/// for `legacy`, `patched` and `scalable`.
+const COLORS: [RGBColor; 8] = [
     RGBColor(200, 60, 40),
     RGBColor(40, 90, 200),
     RGBColor(30, 150, 70),
+    RGBColor(150, 60, 170),
+    RGBColor(230, 140, 20),
+    RGBColor(20, 160, 170),
+    RGBColor(120, 90, 50),
+    RGBColor(110, 110, 110),
 ];
 
 /// One panel: a scenario's metric, the kept runs' values by policy.
@@ -22,7 +29,18 @@ struct Panel {
     by_policy: Vec<(&'static str, Vec<f64>)>,
 }
 
-fn panels(report: &Report) -> Vec<Panel> {
+/// Every policy the report ran, in the order it first names each.
+fn policies(report: &Report) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for r in &report.runs {
+        if !out.contains(&r.policy) {
+            out.push(r.policy);
+        }
+    }
+    out
+}
+
+fn panels(report: &Report, policies: &[&'static str]) -> Vec<Panel> {
     let kept: Vec<&RunStats> = report.runs.iter().filter(|r| !r.descheduled).collect();
     let mut scenarios: Vec<&'static str> = kept.iter().map(|r| r.scenario).collect();
     scenarios.dedup();
@@ -32,7 +50,7 @@ fn panels(report: &Report) -> Vec<Panel> {
             if !applies(scenario, metric) {
                 continue;
             }
-            let by_policy: Vec<(&'static str, Vec<f64>)> = POLICIES
+            let by_policy: Vec<(&'static str, Vec<f64>)> = policies
                 .iter()
                 .map(|&p| {
                     let v: Vec<f64> = kept
@@ -64,7 +82,8 @@ fn panels(report: &Report) -> Vec<Panel> {
 
 /// The SVG text of the plot of `report`'s kept runs.
 pub fn svg(report: &Report) -> Result<String, String> {
-    let panels = panels(report);
+    let policies = policies(report);
+    let panels = panels(report, &policies);
     if panels.is_empty() {
         return Err("nothing to plot: no kept run has a metric".into());
     }
@@ -77,7 +96,7 @@ pub fn svg(report: &Report) -> Result<String, String> {
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let areas = root.split_evenly((rows as usize, cols as usize));
         for (panel, area) in panels.iter().zip(areas.iter()) {
-            draw_panel(panel, area).map_err(|e| e.to_string())?;
+            draw_panel(panel, &policies, area).map_err(|e| e.to_string())?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -86,7 +105,11 @@ pub fn svg(report: &Report) -> Result<String, String> {
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
-fn draw_panel(panel: &Panel, area: &Area<'_>) -> Result<(), Box<dyn std::error::Error>> {
+fn draw_panel(
+    panel: &Panel,
+    policies: &[&'static str],
+    area: &Area<'_>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let all: Vec<f64> = panel
         .by_policy
         .iter()
@@ -119,10 +142,10 @@ fn draw_panel(panel: &Panel, area: &Area<'_>) -> Result<(), Box<dyn std::error::
         })
         .draw()?;
     for (k, (policy, values)) in panel.by_policy.iter().enumerate() {
-        let color = POLICIES
+        let color = policies
             .iter()
             .position(|p| p == policy)
-            .map_or(BLACK, |i| COLORS[i]);
+            .map_or(BLACK, |i| COLORS[i % COLORS.len()]);
         let x0 = k as f64;
         let spread = 0.25;
         let m = values.len().max(2) as f64 - 1.0;

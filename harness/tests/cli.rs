@@ -395,3 +395,40 @@ fn the_engine_trace_prints_its_window() {
         "a window past the run's end"
     );
 }
+
+/// `--plot` draws every policy the run measured: `--policy all` on the engine gives a point
+/// column for each of them, `sharded` included (the plot once knew three policies by name and
+/// dropped the others).
+#[test]
+fn the_plot_draws_every_policy_run() {
+    let path = std::env::temp_dir().join(format!("nohz-plot-{}.svg", std::process::id()));
+    let out = nohz_stress(&[
+        "--engine",
+        "virtual",
+        "--scenario",
+        "frontier",
+        "--cpus",
+        "64",
+        "--seconds",
+        "0.005",
+        "--runs",
+        "1",
+        "--policy",
+        "all",
+        "--plot",
+        path.to_str().expect("a UTF-8 temporary path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&path).expect("the SVG was written");
+    let _ = std::fs::remove_file(&path);
+    for policy in ["legacy", "patched", "scalable", "sharded"] {
+        assert!(
+            svg.contains(&format!("\n{policy}\n")),
+            "no {policy} column in the plot"
+        );
+    }
+}
