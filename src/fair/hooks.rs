@@ -29,7 +29,7 @@
 //! `Patched` and `Legacy` compile to the code they had before the hooks (the
 //! instruction-count guards, `ci/guards.sh`, hold them there).
 
-use super::rq::Rq;
+use super::rq::{NohzFlags, Rq};
 use super::{CpuSlot, Fair, KickDecision, Scalars, TopologyError};
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
@@ -170,6 +170,33 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     /// `cpumask_empty(nohz.idle_cpus_mask)`, as the busy tick of the CPU `at` belongs to asks
     /// it (`cpus`: for `nr_cpu_ids`, read only by a set that scans up to it).
     fn empty<const N: usize>(&self, line: &Self::Line, at: &Self::Cpu, cpus: &Cpus<N, W>) -> bool;
+
+    /// Beyond the kernel: whether `nohz_balancer_kick` on the CPU `at` belongs to ends here
+    /// with no kick, because no CPU that `find_new_ilb` could pick is registered (Hegde's
+    /// housekeeping test, `beyond::posted`). Asked once the time checks have set `flags`:
+    /// with `due` false on the not-due way to `out`, with `due` true before the due path's
+    /// emptiness test. The kernel's set never ends it here (its test is
+    /// [`empty`](Self::empty), on the due path only).
+    #[inline(always)]
+    fn no_ilb<const N: usize>(
+        &self,
+        _line: &Self::Line,
+        _at: &Self::Cpu,
+        _hk: &CpuMask<W>,
+        _nr: NrCpuIds<N>,
+        _flags: NohzFlags,
+        _due: bool,
+    ) -> bool {
+        false
+    }
+
+    /// `cpumask_weight(nohz.idle_cpus_mask)`: how many CPUs are registered, each word read as
+    /// the count reaches it (read only by a `nohz` line that scales by it, see
+    /// [`NohzLine::next_balance`]).
+    #[inline]
+    fn weight<const N: usize>(&self, line: &Self::Line, nr: NrCpuIds<N>) -> usize {
+        self.registered(line, nr).count()
+    }
 
     /// `for_each_cpu_wrap(cpu, nohz.idle_cpus_mask, this_cpu + 1)`: the ILB pass's walk, from
     /// after `this_cpu` (`at`: its own) round to it, each word read as the walk reaches it.
@@ -370,6 +397,11 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
         self.iter(nr)
     }
 
+    #[inline]
+    fn weight<const N: usize>(&self, _line: &(), nr: NrCpuIds<N>) -> usize {
+        CpuMask::weight(self, nr)
+    }
+
     #[inline(always)]
     fn registered<'a, const N: usize>(
         &'a self,
@@ -419,6 +451,15 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     /// The scalars the gate reads moved (`kick_ilb`'s `next_balance`, an ILB pass's end,
     /// boot).
     fn moved(&self, line: &Scalars, now: Jiffies);
+
+    /// `nohz.next_balance = next_balance` at the end of a completed `_nohz_idle_balance`:
+    /// the value to store, given `next`, the earliest `rq->next_balance` the pass saw, and
+    /// `nr_idle`, `cpumask_weight(nohz.idle_cpus_mask)` (called only by a line that scales
+    /// by it: Khan's patch 1, `beyond::posted`). The kernel's stores `next`.
+    #[inline(always)]
+    fn next_balance(&self, next: Jiffies, _nr_idle: impl FnOnce() -> usize) -> Jiffies {
+        next
+    }
 
     /// Reports (feature `testing`): the gate's precomputed not-due deadline, or `None` while
     /// it is stale, or for a line that keeps none (the kernel's).
