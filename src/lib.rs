@@ -213,12 +213,14 @@ pub(crate) use base::sync;
 pub use base::sync;
 pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
+#[cfg(feature = "posted")]
+pub use beyond::posted::{
+    HegdeHk, KHAN_IDLE_CPUS_PER_JIFFY, Khan, KhanNextBalance, KhanRoundRobin,
+};
 #[cfg(feature = "scalable")]
 pub use beyond::scalable::Scalable;
 #[cfg(feature = "sharded")]
 pub use beyond::sharded::Sharded;
-#[cfg(feature = "posted")]
-pub use beyond::posted::{HegdeHk, KHAN_IDLE_CPUS_PER_JIFFY, Khan, KhanNextBalance, KhanRoundRobin};
 pub use cpu::{CpuError, CpuId, MAX_CPUS, NrCpuIds, PerCpu};
 pub use cpumask::CpuMask;
 pub use crossbeam_utils::CachePadded;
