@@ -409,14 +409,14 @@ impl<const W: usize> IdleCpus<W> for HkFirstMask<W> {
         _line: &(),
         _at: &(),
         hk: &CpuMask<W>,
-        nr: NrCpuIds<N>,
+        cpus: &Cpus<N, W>,
         flags: NohzFlags,
         due: bool,
     ) -> bool {
         if !due && !flags.contains(NohzFlags::STATS) {
             return false;
         }
-        self.0.iter_and(hk, nr).next().is_none()
+        self.0.iter_and(hk, cpus.nr_cpu_ids()).next().is_none()
     }
 
     /// `find_new_ilb(cpus)` over the scratch mask: its first CPU that is not the kicker and is

@@ -175,15 +175,16 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     /// with no kick, because no CPU that `find_new_ilb` could pick is registered (Hegde's
     /// housekeeping test, `beyond::posted`). Asked once the time checks have set `flags`:
     /// with `due` false on the not-due way to `out`, with `due` true before the due path's
-    /// emptiness test. The kernel's set never ends it here (its test is
-    /// [`empty`](Self::empty), on the due path only).
+    /// emptiness test (`cpus`: for `nr_cpu_ids`, read only by a set that scans). The
+    /// kernel's set never ends it here (its test is [`empty`](Self::empty), on the due path
+    /// only), and reads nothing.
     #[inline(always)]
     fn no_ilb<const N: usize>(
         &self,
         _line: &Self::Line,
         _at: &Self::Cpu,
         _hk: &CpuMask<W>,
-        _nr: NrCpuIds<N>,
+        _cpus: &Cpus<N, W>,
         _flags: NohzFlags,
         _due: bool,
     ) -> bool {

@@ -253,7 +253,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             line,
             self.idle_at(cpu),
             &self.housekeeping,
-            cpus.nr_cpu_ids(),
+            cpus,
             flags,
             due,
         )
