@@ -244,3 +244,36 @@ fn hegde_leaves_a_not_due_tick_without_stats_alone() {
         }
     );
 }
+
+/// Khan 2, as posted, spreads the kicks of one jiffy too: `kick_ilb`'s pre-check ("the
+/// chosen CPU already has these bits") is per target, so where `Patched` sends the jiffy's
+/// first NEXT kick and finds it pending for every later kicker, round robin picks a new CPU
+/// for each kicker and sends each one an IPI (one ILB pass per busy tick while
+/// `nohz.needs_update` stays set: the engine's `frontier` shows it).
+#[test]
+fn khan_round_robin_no_longer_coalesces_the_kicks_of_a_jiffy() {
+    fn kicks<P: Policy>() -> Vec<KickOutcome<8>> {
+        let w = round_robin_world::<P>();
+        [0, 1, 6]
+            .map(|by| w.m.kick_ilb(w.cpu(by), NohzFlags::NEXT, &*w.p))
+            .to_vec()
+    }
+    let w = World::<Patched>::new(8);
+    let c = |i| w.cpu(i);
+    assert_eq!(
+        kicks::<Patched>(),
+        [
+            KickOutcome::Sent(c(2)),
+            KickOutcome::AlreadyPending(c(2)),
+            KickOutcome::AlreadyPending(c(2))
+        ]
+    );
+    assert_eq!(
+        kicks::<KhanRoundRobin>(),
+        [
+            KickOutcome::Sent(c(2)),
+            KickOutcome::Sent(c(3)),
+            KickOutcome::Sent(c(5))
+        ]
+    );
+}

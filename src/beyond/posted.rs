@@ -112,6 +112,11 @@ pub struct KhanNextBalance;
 /// from the CPU after `nohz.ilb_cpu_last` (a new field of the `nohz` struct), skipping CPUs
 /// outside the housekeeping mask and the kicker, and stores the CPU it picks there: one more
 /// store to the shared `nohz` line per pick.
+///
+/// A consequence the post does not discuss, pinned down by `tests/posted.rs`: `kick_ilb`'s
+/// "already pending" pre-check is per target, so the STATS and NEXT kicks of one jiffy, which
+/// `Patched` coalesces on its one ILB CPU, each go to a new CPU with an IPI of their own (one
+/// pass per busy tick while `nohz.needs_update` stays set).
 #[doc(alias = "ilb_cpu_last")]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct KhanRoundRobin;
