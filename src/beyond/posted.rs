@@ -273,11 +273,6 @@ macro_rules! flat_mask_methods {
             self.0.empty(&(), at, cpus)
         }
 
-        #[inline]
-        fn weight<const N: usize>(&self, _line: &$line, nr: NrCpuIds<N>) -> usize {
-            self.0.weight(nr)
-        }
-
         #[inline(always)]
         fn for_each_cpu_wrap<'a, const N: usize>(
             &'a self,

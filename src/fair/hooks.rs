@@ -398,11 +398,6 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
         self.iter(nr)
     }
 
-    #[inline]
-    fn weight<const N: usize>(&self, _line: &(), nr: NrCpuIds<N>) -> usize {
-        CpuMask::weight(self, nr)
-    }
-
     #[inline(always)]
     fn registered<'a, const N: usize>(
         &'a self,
