@@ -86,10 +86,8 @@ use crate::cpu::{CpuId, NrCpuIds};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
 use crate::fair::hooks::{IdleCpus, KernelLine, NohzLine, Policy, sealed};
-use crate::fair::rq::{NohzFlags, Rq};
-use crate::fair::{Fair, KickDecision, Scalars};
+use crate::fair::rq::NohzFlags;
 use crate::jiffies::Jiffies;
-use crate::platform::Platform;
 use crate::sync::{AtomicU32, Ordering::Relaxed};
 
 /// Khan's patch 1 as reconstructed (see the module docs): a completed ILB pass publishes
@@ -180,9 +178,10 @@ patched_seeds! {
     HegdeHk => "hegde-hk",
 }
 
-/// Khan's patch 1's `nohz` line: the kernel's ([`KernelLine`]: blind stores, no gate), except
-/// that a completed ILB pass publishes `nohz.next_balance` later by the idle count (the
-/// store in `_nohz_idle_balance`). No state of its own.
+/// Khan's patch 1's `nohz` line: the kernel's (the trait's provided methods, as
+/// [`KernelLine`] has them: blind stores, no gate), except that a completed ILB pass publishes
+/// `nohz.next_balance` later by the idle count (the store in `_nohz_idle_balance`). No state
+/// of its own.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KhanLine;
 
@@ -192,37 +191,6 @@ impl NohzLine for KhanLine {
     #[cfg(nohz_loom)]
     fn new() -> Self {
         KhanLine
-    }
-
-    #[inline(always)]
-    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool {
-        KernelLine.reenter_idle(line, rq)
-    }
-
-    #[inline(always)]
-    fn raise(&self, flag: &AtomicU32) -> bool {
-        KernelLine.raise(flag)
-    }
-
-    #[inline(always)]
-    fn raised(&self, raised: bool) {
-        KernelLine.raised(raised)
-    }
-
-    #[inline(always)]
-    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
-        &self,
-        fair: &Fair<P, N, W>,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N> {
-        KernelLine.gate(fair, cpus, cpu, plat)
-    }
-
-    #[inline(always)]
-    fn moved(&self, line: &Scalars, now: Jiffies) {
-        KernelLine.moved(line, now)
     }
 
     /// `nohz.next_balance = next_balance + nr_idle / KHAN_IDLE_CPUS_PER_JIFFY` (reconstructed:

@@ -410,7 +410,8 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
 
 /// How `nohz_balance_enter_idle` writes the `nohz` flags, and the not-due gate of
 /// `nohz_balancer_kick` that reads them. The value is the hook's state, on the `nohz` scalar
-/// line beside `line`, the kernel's scalars.
+/// line beside `line`, the kernel's scalars. Each method's provided body is the kernel's
+/// ([`KernelLine`] keeps them all); a line beyond the kernel overrides what it changes.
 pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     /// A fresh machine's.
     #[cfg(not(nohz_loom))]
@@ -422,31 +423,43 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     /// Idle entry of `rq`'s CPU while it is registered already (the kernel's idempotent path,
     /// `goto out`): returns true if the line handled the whole entry itself. The kernel's
     /// never does.
-    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool;
+    #[inline(always)]
+    fn reenter_idle(&self, _line: &Scalars, _rq: &Rq) -> bool {
+        false
+    }
 
     /// `WRITE_ONCE(flag, 1)` from idle entry (`nohz.needs_update`, `nohz.has_blocked_load`);
     /// returns whether it stored.
-    fn raise(&self, flag: &AtomicU32) -> bool;
+    #[inline(always)]
+    fn raise(&self, flag: &AtomicU32) -> bool {
+        flag.store(1, Relaxed);
+        true
+    }
 
     /// Idle entry is done raising the flags; `raised`: it stored at least one.
-    fn raised(&self, raised: bool);
+    #[inline(always)]
+    fn raised(&self, _raised: bool) {}
 
     /// `cpu`'s busy-tick `nohz_balancer_kick`, behind the line's not-due gate. The kernel has
     /// no gate: it runs `fair.nohz_balancer_kick` and reads nothing else. A gate may decide
     /// itself a tick that the function would end with no kick and no side effect (the tick is
     /// not on an idle CPU and the CPU is not registered; the caller runs on `cpu` itself, so
     /// no warning to count; balancing not due), and runs the function for every other tick.
+    #[inline(always)]
     fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
         &self,
         fair: &Fair<P, N, W>,
         cpus: &Cpus<N, W>,
         cpu: CpuId<N>,
         plat: &Pl,
-    ) -> KickDecision<N>;
+    ) -> KickDecision<N> {
+        fair.nohz_balancer_kick(cpus, cpu, plat)
+    }
 
     /// The scalars the gate reads moved (`kick_ilb`'s `next_balance`, an ILB pass's end,
     /// boot).
-    fn moved(&self, line: &Scalars, now: Jiffies);
+    #[inline(always)]
+    fn moved(&self, _line: &Scalars, _now: Jiffies) {}
 
     /// `nohz.next_balance = next_balance` at the end of a completed `_nohz_idle_balance`:
     /// the value to store, given `next`, the earliest `rq->next_balance` the pass saw, and
@@ -466,7 +479,8 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     }
 }
 
-/// The kernel's `nohz` line: `WRITE_ONCE(..., 1)` on every idle entry, and no gate.
+/// The kernel's `nohz` line: `WRITE_ONCE(..., 1)` on every idle entry, and no gate (the
+/// trait's provided methods, each the kernel's statement).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KernelLine;
 
@@ -477,34 +491,6 @@ impl NohzLine for KernelLine {
     fn new() -> Self {
         KernelLine
     }
-
-    #[inline(always)]
-    fn reenter_idle(&self, _line: &Scalars, _rq: &Rq) -> bool {
-        false
-    }
-
-    #[inline(always)]
-    fn raise(&self, flag: &AtomicU32) -> bool {
-        flag.store(1, Relaxed);
-        true
-    }
-
-    #[inline(always)]
-    fn raised(&self, _raised: bool) {}
-
-    #[inline(always)]
-    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
-        &self,
-        fair: &Fair<P, N, W>,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N> {
-        fair.nohz_balancer_kick(cpus, cpu, plat)
-    }
-
-    #[inline(always)]
-    fn moved(&self, _line: &Scalars, _now: Jiffies) {}
 }
 
 /// Why an idle set refused a map of the possible CPUs (`Sharded`'s shards: its layout's map at
