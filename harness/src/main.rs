@@ -2,7 +2,7 @@
 //! arguments: every measuring scenario, `Legacy` and `Patched` interleaved, 5 runs each.
 
 use clap::{Parser, ValueEnum};
-use nohz::{Legacy, Patched, Scalable, Seed000};
+use nohz::{HegdeHk, Khan, KhanNextBalance, KhanRoundRobin, Legacy, Patched, Scalable, Seed000};
 
 /// The `Sharded` policy the harness runs: the default layout (each LLC split into shards of
 /// at most 64 CPUs), `LocalFirst`, `Hint`, with room for the harness's whole capacity
@@ -40,6 +40,17 @@ enum PolicyArg {
     /// Legacy and the kernel with seed 000 alone (before seeds 001 and 003), interleaved:
     /// the two kernels seed 000's own numbers compare.
     Seed000,
+    /// The fixes posted to LKML in 2026, each on Patched, interleaved with Patched and
+    /// compared with it: khan-next-balance, khan-round-robin, khan, hegde-hk.
+    Posted,
+    /// Posted: Khan's patch 1 (nohz.next_balance scaled by the idle count; reconstructed).
+    KhanNextBalance,
+    /// Posted: Khan's patch 2 (find_new_ilb round robin from nohz.ilb_cpu_last).
+    KhanRoundRobin,
+    /// Posted: both of Khan's patches.
+    Khan,
+    /// Posted: Hegde's early housekeeping test of the kick.
+    HegdeHk,
 }
 
 /// A policy a run uses.
@@ -50,6 +61,10 @@ enum Pol {
     Scalable,
     Sharded,
     Seed000,
+    KhanNextBalance,
+    KhanRoundRobin,
+    Khan,
+    HegdeHk,
 }
 
 impl Pol {
@@ -60,6 +75,10 @@ impl Pol {
             Pol::Scalable => "scalable",
             Pol::Sharded => "sharded",
             Pol::Seed000 => "seed000",
+            Pol::KhanNextBalance => "khan-next-balance",
+            Pol::KhanRoundRobin => "khan-round-robin",
+            Pol::Khan => "khan",
+            Pol::HegdeHk => "hegde-hk",
         }
     }
 }
@@ -75,6 +94,17 @@ impl PolicyArg {
             PolicyArg::Scalable => vec![Pol::Scalable],
             PolicyArg::Sharded => vec![Pol::Sharded],
             PolicyArg::Seed000 => vec![Pol::Legacy, Pol::Seed000],
+            PolicyArg::Posted => vec![
+                Pol::Patched,
+                Pol::KhanNextBalance,
+                Pol::KhanRoundRobin,
+                Pol::Khan,
+                Pol::HegdeHk,
+            ],
+            PolicyArg::KhanNextBalance => vec![Pol::KhanNextBalance],
+            PolicyArg::KhanRoundRobin => vec![Pol::KhanRoundRobin],
+            PolicyArg::Khan => vec![Pol::Khan],
+            PolicyArg::HegdeHk => vec![Pol::HegdeHk],
         }
     }
 }
@@ -490,6 +520,10 @@ macro_rules! by_policy {
             Pol::Scalable => hz!(Scalable),
             Pol::Sharded => hz!($sharded),
             Pol::Seed000 => hz!(Seed000),
+            Pol::KhanNextBalance => hz!(KhanNextBalance),
+            Pol::KhanRoundRobin => hz!(KhanRoundRobin),
+            Pol::Khan => hz!(Khan),
+            Pol::HegdeHk => hz!(HegdeHk),
         }
     }};
 }

@@ -13,8 +13,17 @@
 //! - `sharded` (feature `sharded`): the `Sharded` policy's idle set: one word per shard of at
 //!   most 64 CPUs and a sticky per-shard summary on the `nohz` line, so that idle entry and
 //!   exit write only their own shard's line.
+//! - `posted` (feature `posted`): the fixes posted to LKML in 2026 for the idle-balance storm
+//!   of 768-CPU machines, each mirrored as a policy built on `Patched`: Imran Khan's two
+//!   patches (`nohz.next_balance` scaled by the idle count; `find_new_ilb` round robin from
+//!   a new `nohz.ilb_cpu_last`), alone and together, and Shrikanth Hegde's early
+//!   housekeeping test of the kick.
 
+#[cfg(feature = "scalable")]
 pub(crate) mod kick_deadline;
+#[cfg(feature = "posted")]
+pub(crate) mod posted;
+#[cfg(feature = "scalable")]
 pub(crate) mod scalable;
 #[cfg(feature = "sharded")]
 pub(crate) mod sharded;

@@ -166,6 +166,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         if outcome == IlbPass::Completed {
             // Also when only STATS or only NEXT was asked for.
             if update_next {
+                // The policy's `nohz` line may move it (`NohzLine::next_balance`); the
+                // kernel's stores `next`.
+                let next = self
+                    .nohz
+                    .scalars
+                    .hook
+                    .next_balance(next, || set.weight(line, nr));
                 self.nohz.store_next_balance(next);
             }
             if stats {

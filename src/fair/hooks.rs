@@ -29,7 +29,7 @@
 //! `Patched` and `Legacy` compile to the code they had before the hooks (the
 //! instruction-count guards, `ci/guards.sh`, hold them there).
 
-use super::rq::Rq;
+use super::rq::{NohzFlags, Rq};
 use super::{CpuSlot, Fair, KickDecision, Scalars, TopologyError};
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
@@ -170,6 +170,34 @@ pub trait IdleCpus<const W: usize>: fmt::Debug + Send + Sync + Sized + 'static {
     /// `cpumask_empty(nohz.idle_cpus_mask)`, as the busy tick of the CPU `at` belongs to asks
     /// it (`cpus`: for `nr_cpu_ids`, read only by a set that scans up to it).
     fn empty<const N: usize>(&self, line: &Self::Line, at: &Self::Cpu, cpus: &Cpus<N, W>) -> bool;
+
+    /// Beyond the kernel: whether `nohz_balancer_kick` on the CPU `at` belongs to ends here
+    /// with no kick, because no CPU that `find_new_ilb` could pick is registered (Hegde's
+    /// housekeeping test, `beyond::posted`). Asked once the time checks have set `flags`:
+    /// with `due` false on the not-due way to `out`, with `due` true before the due path's
+    /// emptiness test (`cpus`: for `nr_cpu_ids`, read only by a set that scans). The
+    /// kernel's set never ends it here (its test is [`empty`](Self::empty), on the due path
+    /// only), and reads nothing.
+    #[inline(always)]
+    fn no_ilb<const N: usize>(
+        &self,
+        _line: &Self::Line,
+        _at: &Self::Cpu,
+        _hk: &CpuMask<W>,
+        _cpus: &Cpus<N, W>,
+        _flags: NohzFlags,
+        _due: bool,
+    ) -> bool {
+        false
+    }
+
+    /// `cpumask_weight(nohz.idle_cpus_mask)`: how many CPUs are registered, each word read as
+    /// the count reaches it (read only by a `nohz` line that scales by it, see
+    /// [`NohzLine::next_balance`]).
+    #[inline]
+    fn weight<const N: usize>(&self, line: &Self::Line, nr: NrCpuIds<N>) -> usize {
+        self.registered(line, nr).count()
+    }
 
     /// `for_each_cpu_wrap(cpu, nohz.idle_cpus_mask, this_cpu + 1)`: the ILB pass's walk, from
     /// after `this_cpu` (`at`: its own) round to it, each word read as the walk reaches it.
@@ -382,7 +410,8 @@ impl<const W: usize> IdleCpus<W> for CpuMask<W> {
 
 /// How `nohz_balance_enter_idle` writes the `nohz` flags, and the not-due gate of
 /// `nohz_balancer_kick` that reads them. The value is the hook's state, on the `nohz` scalar
-/// line beside `line`, the kernel's scalars.
+/// line beside `line`, the kernel's scalars. Each method's provided body is the kernel's
+/// ([`KernelLine`] keeps them all); a line beyond the kernel overrides what it changes.
 pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     /// A fresh machine's.
     #[cfg(not(nohz_loom))]
@@ -394,67 +423,28 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     /// Idle entry of `rq`'s CPU while it is registered already (the kernel's idempotent path,
     /// `goto out`): returns true if the line handled the whole entry itself. The kernel's
     /// never does.
-    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool;
-
-    /// `WRITE_ONCE(flag, 1)` from idle entry (`nohz.needs_update`, `nohz.has_blocked_load`);
-    /// returns whether it stored.
-    fn raise(&self, flag: &AtomicU32) -> bool;
-
-    /// Idle entry is done raising the flags; `raised`: it stored at least one.
-    fn raised(&self, raised: bool);
-
-    /// `cpu`'s busy-tick `nohz_balancer_kick`, behind the line's not-due gate. The kernel has
-    /// no gate: it runs `fair.nohz_balancer_kick` and reads nothing else. A gate may decide
-    /// itself a tick that the function would end with no kick and no side effect (the tick is
-    /// not on an idle CPU and the CPU is not registered; the caller runs on `cpu` itself, so
-    /// no warning to count; balancing not due), and runs the function for every other tick.
-    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
-        &self,
-        fair: &Fair<P, N, W>,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N>;
-
-    /// The scalars the gate reads moved (`kick_ilb`'s `next_balance`, an ILB pass's end,
-    /// boot).
-    fn moved(&self, line: &Scalars, now: Jiffies);
-
-    /// Reports (feature `testing`): the gate's precomputed not-due deadline, or `None` while
-    /// it is stale, or for a line that keeps none (the kernel's).
-    #[cfg(feature = "testing")]
-    #[inline(always)]
-    fn deadline(&self) -> Option<Jiffies> {
-        None
-    }
-}
-
-/// The kernel's `nohz` line: `WRITE_ONCE(..., 1)` on every idle entry, and no gate.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KernelLine;
-
-impl NohzLine for KernelLine {
-    #[cfg(not(nohz_loom))]
-    const NEW: Self = KernelLine;
-    #[cfg(nohz_loom)]
-    fn new() -> Self {
-        KernelLine
-    }
-
     #[inline(always)]
     fn reenter_idle(&self, _line: &Scalars, _rq: &Rq) -> bool {
         false
     }
 
+    /// `WRITE_ONCE(flag, 1)` from idle entry (`nohz.needs_update`, `nohz.has_blocked_load`);
+    /// returns whether it stored.
     #[inline(always)]
     fn raise(&self, flag: &AtomicU32) -> bool {
         flag.store(1, Relaxed);
         true
     }
 
+    /// Idle entry is done raising the flags; `raised`: it stored at least one.
     #[inline(always)]
     fn raised(&self, _raised: bool) {}
 
+    /// `cpu`'s busy-tick `nohz_balancer_kick`, behind the line's not-due gate. The kernel has
+    /// no gate: it runs `fair.nohz_balancer_kick` and reads nothing else. A gate may decide
+    /// itself a tick that the function would end with no kick and no side effect (the tick is
+    /// not on an idle CPU and the CPU is not registered; the caller runs on `cpu` itself, so
+    /// no warning to count; balancing not due), and runs the function for every other tick.
     #[inline(always)]
     fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
         &self,
@@ -466,8 +456,41 @@ impl NohzLine for KernelLine {
         fair.nohz_balancer_kick(cpus, cpu, plat)
     }
 
+    /// The scalars the gate reads moved (`kick_ilb`'s `next_balance`, an ILB pass's end,
+    /// boot).
     #[inline(always)]
     fn moved(&self, _line: &Scalars, _now: Jiffies) {}
+
+    /// `nohz.next_balance = next_balance` at the end of a completed `_nohz_idle_balance`:
+    /// the value to store, given `next`, the earliest `rq->next_balance` the pass saw, and
+    /// `nr_idle`, `cpumask_weight(nohz.idle_cpus_mask)` (called only by a line that scales
+    /// by it: Khan's patch 1, `beyond::posted`). The kernel's stores `next`.
+    #[inline(always)]
+    fn next_balance(&self, next: Jiffies, _nr_idle: impl FnOnce() -> usize) -> Jiffies {
+        next
+    }
+
+    /// Reports (feature `testing`): the gate's precomputed not-due deadline, or `None` while
+    /// it is stale, or for a line that keeps none (the kernel's).
+    #[cfg(feature = "testing")]
+    #[inline(always)]
+    fn deadline(&self) -> Option<Jiffies> {
+        None
+    }
+}
+
+/// The kernel's `nohz` line: `WRITE_ONCE(..., 1)` on every idle entry, and no gate (the
+/// trait's provided methods, each the kernel's statement).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelLine;
+
+impl NohzLine for KernelLine {
+    #[cfg(not(nohz_loom))]
+    const NEW: Self = KernelLine;
+    #[cfg(nohz_loom)]
+    fn new() -> Self {
+        KernelLine
+    }
 }
 
 /// Why an idle set refused a map of the possible CPUs (`Sharded`'s shards: its layout's map at

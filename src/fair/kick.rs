@@ -28,7 +28,9 @@ pub enum KickDecision<const N: usize> {
     /// `Legacy`: `nohz.nr_cpus` was 0, so nothing further was read.
     NobodyTickless,
     /// `Patched`: balancing was due but the idle mask was empty: returned before `out`,
-    /// dropping any STATS or NEXT (a `return`, not a `goto out`).
+    /// dropping any STATS or NEXT (a `return`, not a `goto out`). Beyond the kernel, also:
+    /// the idle set had no CPU `find_new_ilb` could pick (`HegdeHk`, feature `posted`), due
+    /// or not.
     EmptyMask,
     /// Nothing to request.
     NoFlags,
@@ -134,6 +136,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
             }
             // Not due: straight to `out`, which may still kick for STATS / NEXT.
             if now.is_before(nohz.next_balance()) {
+                // Beyond the kernel, the idle set may end the kick here (`IdleCpus::no_ilb`).
+                if self.no_ilb(cpus, cpu, flags, false) {
+                    return empty_mask();
+                }
                 break 'out;
             }
             // Balancing is due: the rest, down to `out`, in a function of its own, so that the
@@ -159,6 +165,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         // What each test below asks for when it wants balancing.
         let balance = NohzFlags::STATS | NohzFlags::BALANCE;
         'out: {
+            // Beyond the kernel, the idle set may end the kick here (`IdleCpus::no_ilb`).
+            if self.no_ilb(cpus, cpu, flags, true) {
+                return empty_mask();
+            }
             // Seed 000: the emptiness test after the time checks, and unlikely.
             if P::TIME_CHECKS_FIRST && self.idle_set_empty(cpus, cpu) {
                 return empty_mask();
@@ -231,6 +241,22 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     fn idle_set_empty(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>) -> bool {
         let (set, line) = self.nohz.idle_set();
         set.empty(line, self.idle_at(cpu), cpus)
+    }
+
+    /// Beyond the kernel: whether `cpu`'s kick ends here because the idle set has no CPU
+    /// `find_new_ilb` could pick (`IdleCpus::no_ilb`; the kernel's set: never, and this is
+    /// `false`, inline).
+    #[inline(always)]
+    fn no_ilb(&self, cpus: &Cpus<N, W>, cpu: CpuId<N>, flags: NohzFlags, due: bool) -> bool {
+        let (set, line) = self.nohz.idle_set();
+        set.no_ilb(
+            line,
+            self.idle_at(cpu),
+            &self.housekeeping,
+            cpus,
+            flags,
+            due,
+        )
     }
 
     #[cfg(feature = "testing")]
