@@ -5,7 +5,7 @@
 //! nothing from the system; the SVG names a sans-serif font and the viewer draws the text).
 
 use crate::measure::median;
-use crate::report::{METRICS, Report, applies};
+use crate::report::{METRICS, QUALITY, Report, applies};
 use crate::scenario::RunStats;
 use plotters::prelude::*;
 
@@ -47,7 +47,9 @@ fn panels(report: &Report, policies: &[&'static str]) -> Vec<Panel> {
     let mut out = Vec::new();
     for scenario in scenarios {
         for &(metric, better, get) in &METRICS {
-            if !applies(scenario, metric) {
+            // A scenario's own metrics, and the balancing-quality ones wherever a run has
+            // them (the engine's), as the comparisons take them.
+            if !applies(scenario, metric) && !QUALITY.contains(&metric) {
                 continue;
             }
             let by_policy: Vec<(&'static str, Vec<f64>)> = policies

@@ -135,8 +135,8 @@ pub const METRICS: [Metric; 26] = [
     ("ilb_busiest_share", "lower", |r| r.ilb_busiest_share),
 ];
 
-/// The balancing-quality and balancing-cost metrics every engine scenario compares.
-const QUALITY: [&str; 5] = [
+/// The balancing-quality and balancing-cost metrics every engine scenario compares and plots.
+pub const QUALITY: [&str; 5] = [
     "throughput",
     "idle_while_waiting_ms_per_s",
     "runnable_wait_us_p99",

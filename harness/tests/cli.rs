@@ -432,3 +432,40 @@ fn the_plot_draws_every_policy_run() {
         );
     }
 }
+
+/// The plot of an engine run has the balancing-quality panels the comparison table has.
+#[test]
+fn the_plot_of_an_engine_run_has_the_quality_panels() {
+    let path = std::env::temp_dir().join(format!("nohz-plot-q-{}.svg", std::process::id()));
+    let out = nohz_stress(&[
+        "--engine",
+        "virtual",
+        "--scenario",
+        "frontier",
+        "--cpus",
+        "64",
+        "--seconds",
+        "0.005",
+        "--runs",
+        "1",
+        "--plot",
+        path.to_str().expect("a UTF-8 temporary path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&path).expect("the SVG was written");
+    let _ = std::fs::remove_file(&path);
+    for metric in [
+        "throughput",
+        "ilb_cpu_ms_per_s",
+        "idle_while_waiting_ms_per_s",
+    ] {
+        assert!(
+            svg.contains(&format!("frontier: {metric}")),
+            "no {metric} panel"
+        );
+    }
+}
