@@ -102,7 +102,7 @@ compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p l
 extern crate std;
 
 mod base;
-#[cfg(feature = "scalable")]
+#[cfg(any(feature = "scalable", feature = "paced"))]
 mod beyond;
 pub mod c_names {
     #![doc = include_str!("c_names.md")]
@@ -213,6 +213,8 @@ pub(crate) use base::sync;
 pub use base::sync;
 pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
+#[cfg(feature = "paced")]
+pub use beyond::paced::Paced;
 #[cfg(feature = "scalable")]
 pub use beyond::scalable::Scalable;
 #[cfg(feature = "sharded")]

@@ -2,7 +2,7 @@
 //! arguments: every measuring scenario, `Legacy` and `Patched` interleaved, 5 runs each.
 
 use clap::{Parser, ValueEnum};
-use nohz::{Legacy, Patched, Scalable, Seed000};
+use nohz::{Legacy, Paced, Patched, Scalable, Seed000};
 
 /// The `Sharded` policy the harness runs: the default layout (each LLC split into shards of
 /// at most 64 CPUs), `LocalFirst`, `Hint`, with room for the harness's whole capacity
@@ -40,6 +40,9 @@ enum PolicyArg {
     /// Legacy and the kernel with seed 000 alone (before seeds 001 and 003), interleaved:
     /// the two kernels seed 000's own numbers compare.
     Seed000,
+    /// Beyond the kernel: Patched with the ILB's blocked-load refresh paced by
+    /// nohz.next_blocked and the ILB picked from a start hashed from jiffies.
+    Paced,
 }
 
 /// A policy a run uses.
@@ -50,6 +53,7 @@ enum Pol {
     Scalable,
     Sharded,
     Seed000,
+    Paced,
 }
 
 impl Pol {
@@ -60,6 +64,7 @@ impl Pol {
             Pol::Scalable => "scalable",
             Pol::Sharded => "sharded",
             Pol::Seed000 => "seed000",
+            Pol::Paced => "paced",
         }
     }
 }
@@ -75,6 +80,7 @@ impl PolicyArg {
             PolicyArg::Scalable => vec![Pol::Scalable],
             PolicyArg::Sharded => vec![Pol::Sharded],
             PolicyArg::Seed000 => vec![Pol::Legacy, Pol::Seed000],
+            PolicyArg::Paced => vec![Pol::Paced],
         }
     }
 }
@@ -483,6 +489,7 @@ macro_rules! by_policy {
             Pol::Scalable => hz!(Scalable),
             Pol::Sharded => hz!($sharded),
             Pol::Seed000 => hz!(Seed000),
+            Pol::Paced => hz!(Paced),
         }
     }};
 }

@@ -13,8 +13,15 @@
 //! - `sharded` (feature `sharded`): the `Sharded` policy's idle set: one word per shard of at
 //!   most 64 CPUs and a sticky per-shard summary on the `nohz` line, so that idle entry and
 //!   exit write only their own shard's line.
+//! - `paced` (feature `paced`): [`Paced`](crate::Paced), `Patched` with the ILB's blocked-load
+//!   refresh paced by `nohz.next_blocked` and `find_new_ilb`'s scan started from a hash of
+//!   `jiffies`: no new shared state.
 
+#[cfg(feature = "scalable")]
 pub(crate) mod kick_deadline;
+#[cfg(feature = "paced")]
+pub(crate) mod paced;
+#[cfg(feature = "scalable")]
 pub(crate) mod scalable;
 #[cfg(feature = "sharded")]
 pub(crate) mod sharded;

@@ -29,7 +29,7 @@
 //! `Patched` and `Legacy` compile to the code they had before the hooks (the
 //! instruction-count guards, `ci/guards.sh`, hold them there).
 
-use super::rq::Rq;
+use super::rq::{NohzFlags, Rq};
 use super::{CpuSlot, Fair, KickDecision, Scalars, TopologyError};
 use crate::cpu::{CpuId, NrCpuIds, PerCpu};
 use crate::cpumask::CpuMask;
@@ -426,6 +426,17 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     #[inline(always)]
     fn deadline(&self) -> Option<Jiffies> {
         None
+    }
+
+    /// `nohz_balancer_kick` wants balancing (`flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK`):
+    /// the flags it asks for then, given `flags`, what its time checks left (STATS if the
+    /// blocked-load refresh is due by `nohz.next_blocked`). The kernel's: STATS and BALANCE,
+    /// whatever `flags` holds. A line may ask BALANCE alone; `_nohz_idle_balance` counts
+    /// [`BalanceWithoutStats`](crate::Warning::BalanceWithoutStats) only under a line
+    /// whose `balance_kick(empty)` carries STATS.
+    #[inline(always)]
+    fn balance_kick(&self, _flags: NohzFlags) -> NohzFlags {
+        NohzFlags::STATS | NohzFlags::BALANCE
     }
 }
 

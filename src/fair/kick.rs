@@ -156,8 +156,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
         let rq = self.rq(cpu);
-        // What each test below asks for when it wants balancing.
-        let balance = NohzFlags::STATS | NohzFlags::BALANCE;
+        // What each test below asks for when it wants balancing (the kernel's: STATS and
+        // BALANCE; the `nohz` line's hook).
+        let balance = self.nohz.scalars.hook.balance_kick(flags);
         'out: {
             // Seed 000: the emptiness test after the time checks, and unlikely.
             if P::TIME_CHECKS_FIRST && self.idle_set_empty(cpus, cpu) {
