@@ -227,7 +227,10 @@ fn load_options_reach_the_engine() {
     let (all, all_transitions) = throughput_and_busy(&[]);
     let (sixteen, _) = throughput_and_busy(&["--threads", "16"]);
     let (_, passive_transitions) = throughput_and_busy(&["--load-param", "spin-ns=0"]);
-    assert_eq!(all_transitions, 0, "80 spinning threads on 80 CPUs never idle");
+    assert_eq!(
+        all_transitions, 0,
+        "80 spinning threads on 80 CPUs never idle"
+    );
     assert!(
         sixteen < all * 0.6,
         "16 threads decode slower than 80 ({sixteen} vs {all} decodes/s)"

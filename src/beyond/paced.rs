@@ -268,7 +268,10 @@ mod tests {
     fn balance_kick_carries_stats_only_when_due() {
         let b = NohzFlags::BALANCE;
         assert_eq!(PacedLine.balance_kick(NohzFlags::empty()), b);
-        assert_eq!(PacedLine.balance_kick(NohzFlags::STATS), b | NohzFlags::STATS);
+        assert_eq!(
+            PacedLine.balance_kick(NohzFlags::STATS),
+            b | NohzFlags::STATS
+        );
         assert_eq!(
             KernelLine.balance_kick(NohzFlags::empty()),
             b | NohzFlags::STATS

@@ -115,7 +115,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         let hook = &self.nohz.scalars.hook;
         cpus.warn_at(cpu).warn_on(
             flags & NohzFlags::KICK_MASK == NohzFlags::BALANCE
-                && hook.balance_kick(NohzFlags::empty()).contains(NohzFlags::STATS),
+                && hook
+                    .balance_kick(NohzFlags::empty())
+                    .contains(NohzFlags::STATS),
             Warning::BalanceWithoutStats,
         );
         if stats {
