@@ -48,14 +48,16 @@ fn a_balance_kick_carries_stats_only_once_next_blocked_is_due() {
     assert!(!stats_due(&pa));
     assert_eq!(flags_of(pa.tick(0).unwrap()), B);
     // Past next_blocked with blocked load left: both ask STATS|BALANCE.
-    for w in [&pa] {
+    fn past_next_blocked<P: Policy>(w: &World<P>) -> NohzFlags {
         w.m.rq(w.cpu(2)).set_next_balance(w.now().add(1000));
         w.m.rq(w.cpu(3)).set_next_balance(w.now().add(1000));
         w.enter(2);
         w.advance(40);
         assert!(stats_due(w));
-        assert_eq!(flags_of(w.tick(0).unwrap()), S | B);
+        flags_of(w.tick(0).unwrap())
     }
+    assert_eq!(past_next_blocked(&pa), S | B);
+    assert_eq!(past_next_blocked(&pt), S | B);
     // NEXT still joins: CPU 1 registers; next jiffy (BALANCE moved next_balance there).
     pa.advance(1);
     pa.enter(1);
