@@ -183,13 +183,13 @@ fn a_balance_pass_without_stats_balances_the_due_cpus_and_leaves_blocked_load_al
 /// once per STATS deadline under Paced, on every pass under Patched.
 #[test]
 fn blocked_load_is_refreshed_once_per_load_avg_period_not_every_jiffy() {
-    fn decays<P: Policy>() -> (usize, usize) {
+    fn decays<P: Policy>() -> (usize, usize, usize) {
         let w = World::<P>::new(8);
         for i in 1..8 {
             w.enter(i);
         }
         w.busy(0, 2);
-        let mut passes = 0;
+        let (mut passes, mut stats) = (0, 0);
         for _ in 0..64 {
             w.advance(1);
             // Idle CPUs keep blocked load (they ran and idled again) and are due.
@@ -206,12 +206,18 @@ fn blocked_load_is_refreshed_once_per_load_avg_period_not_every_jiffy() {
                 w.m.nohz_csd_ipi(ilb, &*w.p);
                 w.m.nohz_idle_balance_pass(ilb, flags, &*w.p);
                 passes += 1;
+                stats += usize::from(flags.contains(S));
             }
         }
-        (passes, w.decayed().len())
+        (passes, stats, w.decayed().len())
     }
-    let (pt_passes, pt_decays) = decays::<Patched>();
-    let (pa_passes, pa_decays) = decays::<Paced>();
+    let (pt_passes, pt_stats, pt_decays) = decays::<Patched>();
+    let (pa_passes, pa_stats, pa_decays) = decays::<Paced>();
+    assert_eq!(pt_stats, pt_passes);
+    // Paced: STATS at the start and once per LOAD_AVG_PERIOD (32 jiffies) after, each
+    // refreshing every idle CPU (a repeat idle entry re-arms its blocked load, as Patched's).
+    assert!((2..=3).contains(&pa_stats), "{pa_stats}");
+    assert_eq!(pa_decays, pa_stats * 7);
     // A balance pass whenever nohz.next_balance is due (the host platform's domains ask
     // again a few jiffies on), under both.
     assert!(
@@ -320,4 +326,59 @@ fn no_new_state_and_the_same_nohz_writes_on_entry_exit_and_kick() {
         out
     }
     assert_eq!(script::<Paced>(), script::<Patched>());
+}
+
+/// The idle set is the kernel's flat mask under another scan start: registration, the
+/// emptiness test, the ILB pass's walk and the asym-packing scan read it as Patched's.
+#[test]
+fn the_idle_set_reads_as_patched_s() {
+    type Snap = (Vec<usize>, Vec<bool>, bool);
+    fn snap<P: Policy>(w: &World<P>) -> Snap {
+        let tested = (0..6).map(|i| w.m.nohz_idle_test(w.cpu(i))).collect();
+        (w.mask(), tested, w.m.nohz_anyone_tickless(w.cpu(0)))
+    }
+    fn script<P: Policy>() -> Vec<Snap> {
+        let w = World::<P>::new(6);
+        let mut out = vec![snap(&w)];
+        for i in [4, 1, 5] {
+            w.enter(i);
+            out.push(snap(&w));
+        }
+        w.busy(4, 1);
+        w.tick(4);
+        out.push(snap(&w));
+        for i in [1, 5] {
+            w.busy(i, 1);
+            w.tick(i);
+        }
+        out.push(snap(&w));
+        out
+    }
+    let pa = script::<Paced>();
+    assert_eq!(pa, script::<Patched>());
+    assert_eq!(pa[3].0, [1, 4, 5]);
+    assert!(!pa.last().unwrap().2, "nobody tickless at the end");
+
+    // The ILB pass walks after the ILB and round to it, decaying each registered CPU.
+    let w = World::<Paced>::new(6);
+    for i in [1, 2, 4] {
+        w.enter(i);
+    }
+    w.advance(1);
+    w.p.take_events();
+    w.m.nohz_idle_balance_pass(w.cpu(2), S, &*w.p);
+    assert_eq!(w.decayed(), [4, 1, 2]);
+
+    // Asym packing: the kick's scan of the idle set finds the preferred idle CPU.
+    let w = setup::<Paced>(1);
+    w.p.set_llc_size(1);
+    w.rebuild();
+    w.p.set_asym_packing(w.cpu(0), Some(5));
+    w.p.set_asym_packing(w.cpu(3), Some(4));
+    assert_eq!(
+        w.m.nohz_balancer_kick(w.cpu(0), &*w.p),
+        KickDecision::NoFlags
+    );
+    w.p.set_asym_packing(w.cpu(2), Some(9));
+    assert_eq!(flags_of(w.m.nohz_balancer_kick(w.cpu(0), &*w.p)), B);
 }
