@@ -41,9 +41,9 @@
 //!   kernel's order around them: irq entry and exit, the timer and IPI interrupts).
 //! - **Policies** choose the kernel version at compile time, at zero cost ([`Policy`]). The
 //!   seeds' own diffs are inline in the kernel paths; what the kernel does not have (`Scalable`,
-//!   feature `scalable`; `Sharded`, feature `sharded`) enters them through two hooks, the idle
-//!   set and the `nohz` line, each bringing its own state, and lives in `src/beyond/`, which a
-//!   build without those features does not compile.
+//!   feature `scalable`; `Sharded`, feature `sharded`; `Paced`, feature `paced`) enters them
+//!   through two hooks, the idle set and the `nohz` line, each bringing its own state, and lives
+//!   in `src/beyond/`, which a build without those features does not compile.
 //! - **One source of atomics.** Every atomic and fence comes from the internal `sync` module.
 //!   Every ordering stronger than `Relaxed` is a named site that says what it pairs with and
 //!   what it forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one

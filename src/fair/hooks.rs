@@ -13,9 +13,10 @@
 //!
 //! - [`IdleCpus`]: the idle set, what `nohz.idle_cpus_mask` is. The kernel's is the flat
 //!   [`CpuMask`] (this file).
-//! - [`NohzLine`]: how idle entry writes the `nohz` flags (`WRITE_ONCE(nohz.x, 1)`), and the
-//!   not-due gate before the busy tick's `nohz_balancer_kick` that reads them. The kernel's,
-//!   [`KernelLine`], is blind stores and no gate.
+//! - [`NohzLine`]: how idle entry writes the `nohz` flags (`WRITE_ONCE(nohz.x, 1)`), the
+//!   not-due gate before the busy tick's `nohz_balancer_kick` that reads them, and the flags
+//!   that kick asks for once it wants balancing. The kernel's, [`KernelLine`], is blind
+//!   stores, no gate, and STATS with every BALANCE.
 //!
 //! **The hooks own their storage.** A hook's state is its own type: the `NohzLine` value
 //! itself and the idle set's [`IdleCpus::Line`] sit on the `nohz` scalar line beside the
