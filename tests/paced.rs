@@ -382,3 +382,38 @@ fn the_idle_set_reads_as_patched_s() {
     w.p.set_asym_packing(w.cpu(2), Some(9));
     assert_eq!(flags_of(w.m.nohz_balancer_kick(w.cpu(0), &*w.p)), B);
 }
+
+/// NEXT alone is not kicked while `nohz.next_balance` is at most a jiffy ahead (the next
+/// BALANCE kick carries it); it is kicked as Patched's once it is further ahead, and it rides
+/// on every other flag.
+#[test]
+fn next_alone_waits_for_the_balance_kick_a_jiffy_away() {
+    fn next_alone<P: Policy>(ahead: usize) -> KickDecision<CPUS> {
+        let w = setup::<P>(2);
+        for i in [2, 3] {
+            w.m.rq(w.cpu(i)).set_next_balance(w.now().add(ahead));
+        }
+        w.m.nohz_idle_balance_pass(w.cpu(3), X, &*w.p);
+        assert_eq!(w.m.nohz().next_balance(), w.now().add(ahead));
+        // CPU 1 registers: NEXT wanted, balancing not due, blocked load not due.
+        w.enter(1);
+        assert!(w.m.nohz().needs_update() && !stats_due(&w));
+        w.m.nohz_balancer_kick(w.cpu(0), &*w.p)
+    }
+    assert_eq!(next_alone::<Paced>(1), KickDecision::NoFlags);
+    assert!(matches!(
+        next_alone::<Patched>(1),
+        KickDecision::Kick { flags: X, .. }
+    ));
+    for ahead in [2, 10] {
+        assert_eq!(next_alone::<Paced>(ahead), next_alone::<Patched>(ahead));
+        assert!(matches!(
+            next_alone::<Paced>(ahead),
+            KickDecision::Kick { flags: X, .. }
+        ));
+    }
+    // With balancing due, NEXT joins the BALANCE kick.
+    let w = setup::<Paced>(2);
+    w.enter(1);
+    assert_eq!(flags_of(w.tick(0).unwrap()), B | X);
+}

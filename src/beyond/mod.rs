@@ -14,8 +14,8 @@
 //!   most 64 CPUs and a sticky per-shard summary on the `nohz` line, so that idle entry and
 //!   exit write only their own shard's line.
 //! - `paced` (feature `paced`): [`Paced`](crate::Paced), `Patched` with the ILB's blocked-load
-//!   refresh paced by `nohz.next_blocked` and `find_new_ilb`'s scan started from a hash of
-//!   `jiffies`: no new shared state.
+//!   refresh paced by `nohz.next_blocked`, no NEXT-only kick a jiffy before a BALANCE kick,
+//!   and `find_new_ilb`'s scan started from a hash of `jiffies`: no new shared state.
 
 #[cfg(feature = "scalable")]
 pub(crate) mod kick_deadline;

@@ -16,14 +16,21 @@
 //! `find_new_ilb` scans from bit 0, so the lowest-numbered idle CPU runs most passes.
 //!
 //! `Paced` keeps every kernel object of `Patched` (the flat idle mask, blind stores on the
-//! `nohz` line, no gate) and changes two hooks:
+//! `nohz` line, no gate) and changes three hook methods:
 //!
 //! - **The refresh paced** ([`PacedLine`], `NohzLine::balance_kick`): a BALANCE kick carries
 //!   STATS only when the kernel's own STATS deadline is due (`nohz.has_blocked_load` set and
 //!   `jiffies` after `nohz.next_blocked`: the time checks' `flags`). So each idle CPU's blocked
-//!   load is refreshed by the ILB at most once per `LOAD_AVG_PERIOD` (32 ms), the cadence the
-//!   kernel already keeps when no balancing is due, instead of once a jiffy. Nothing new is
-//!   read or written: the kick reuses what its time checks read.
+//!   load is refreshed by a STATS pass about once per `LOAD_AVG_PERIOD` (32 ms), the cadence
+//!   the kernel already keeps when no balancing is due, instead of once a jiffy. The pass
+//!   that does it may be a kicked one or the one a CPU entering idle runs itself
+//!   (`nohz_run_idle_balance`). Nothing new is read or written: the kick reuses what its time
+//!   checks read.
+//! - **No NEXT-only kick a jiffy before a BALANCE kick** (`NohzLine::next_kick`): NEXT still
+//!   rides on every other flag, but goes alone only while `nohz.next_balance` is more than a
+//!   jiffy ahead. When it is not, the next BALANCE kick carries NEXT within a jiffy. A
+//!   NEXT-only pass could at best move that kick one jiffy earlier, and it costs an IPI and a
+//!   walk of the mask. (The kernel's not-due kick reads the same line.)
 //! - **The duty spread** ([`SpreadIdle`], `IdleCpus::find_ilb`): `find_new_ilb` scans
 //!   `nohz.idle_cpus_mask ∩ housekeeping` from a start bit hashed from `jiffies`, wrapping, not
 //!   from bit 0. No shared state is written for it (Khan's round-robin stores the last pick on
@@ -42,6 +49,8 @@
 //!   numbers do not show this staleness (`harness/docs/frontier-design-notes.md`).
 //! - `find_new_ilb` may return a different idle housekeeping CPU than the lowest-numbered
 //!   one; it is never the kicker and always idle right now, as the kernel's.
+//! - While `nohz.next_balance` is at most a jiffy ahead, a CPU that registers waits for the
+//!   next BALANCE kick (at most a jiffy) to have `nohz.next_balance` account for it.
 //!
 //! `tests/paced.rs` pins each of these down and checks everything else against `Patched`.
 
@@ -55,9 +64,9 @@ use crate::jiffies::Jiffies;
 use crate::platform::Platform;
 use crate::sync::AtomicU32;
 
-/// `Patched` with the ILB's blocked-load refresh paced by `nohz.next_blocked` and the ILB
-/// chosen from a start hashed from `jiffies` (feature `paced`). No new shared state, no new
-/// ordering.
+/// `Patched` with the ILB's blocked-load refresh paced by `nohz.next_blocked`, no NEXT-only
+/// kick a jiffy before a BALANCE kick, and the ILB chosen from a start hashed from `jiffies`
+/// (feature `paced`). No new shared state, no new ordering.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Paced;
 
@@ -82,7 +91,8 @@ impl Policy for Paced {
 
 /// `Paced`'s `nohz` line: the kernel's ([`KernelLine`]: blind stores on idle entry, no
 /// not-due gate), except that a kick that wants balancing asks for STATS only when the
-/// kernel's STATS deadline is due.
+/// kernel's STATS deadline is due, and NEXT goes alone only while `nohz.next_balance` is more
+/// than a jiffy ahead.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PacedLine;
 
@@ -130,6 +140,14 @@ impl NohzLine for PacedLine {
     #[inline(always)]
     fn balance_kick(&self, flags: NohzFlags) -> NohzFlags {
         (flags & NohzFlags::STATS) | NohzFlags::BALANCE
+    }
+
+    /// NEXT rides on any other flag, as the kernel's; alone only while `nohz.next_balance` is
+    /// more than a jiffy ahead. Otherwise the next BALANCE kick, at most a jiffy away, carries
+    /// it, and a NEXT pass could only move `nohz.next_balance` earlier by that one jiffy.
+    #[inline]
+    fn next_kick(&self, line: &Scalars, flags: NohzFlags, now: impl FnOnce() -> Jiffies) -> bool {
+        !flags.is_empty() || line.next_balance().is_after(now().add(1))
     }
 }
 

@@ -439,6 +439,19 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     fn balance_kick(&self, _flags: NohzFlags) -> NohzFlags {
         NohzFlags::STATS | NohzFlags::BALANCE
     }
+
+    /// `nohz_balancer_kick`'s `out:` found `nohz.needs_update` set: whether NEXT joins the
+    /// kick, whose other flags are `flags` (`line`: the scalars; `now()`: jiffies, for a line
+    /// that reads them). The kernel's: always, reading nothing.
+    #[inline(always)]
+    fn next_kick(
+        &self,
+        _line: &Scalars,
+        _flags: NohzFlags,
+        _now: impl FnOnce() -> Jiffies,
+    ) -> bool {
+        true
+    }
 }
 
 /// The kernel's `nohz` line: `WRITE_ONCE(..., 1)` on every idle entry, and no gate.

@@ -215,7 +215,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         plat: &Pl,
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
-        if self.nohz.scalars.needs_update() {
+        let line = &self.nohz.scalars;
+        // The `nohz` line's hook may keep NEXT off a kick (the kernel's never does).
+        if line.needs_update() && line.hook.next_kick(line, flags, || plat.jiffies()) {
             flags |= NohzFlags::NEXT;
         }
         if flags.is_empty() {
