@@ -41,7 +41,8 @@ enum PolicyArg {
     /// the two kernels seed 000's own numbers compare.
     Seed000,
     /// Beyond the kernel: Patched with the ILB's blocked-load refresh paced by
-    /// nohz.next_blocked and the ILB picked from a start hashed from jiffies.
+    /// nohz.next_blocked, no NEXT-only kick a jiffy before a BALANCE kick, and the ILB picked
+    /// from a start hashed from jiffies.
     Paced,
 }
 
