@@ -43,7 +43,7 @@ for arg in "$@"; do
 done
 
 out=target/mutants-src
-fast=(--test kernel --test primitives --test sites --test sharded --test posted --lib)
+fast=(--test kernel --test primitives --test sites --test sharded --test posted --test paced --lib)
 slow=(--test model)
 common=(-p nohz --no-shuffle --timeout 60 --output "$out")
 # The property tests take about a minute in a debug build here.

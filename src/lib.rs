@@ -41,9 +41,9 @@
 //!   kernel's order around them: irq entry and exit, the timer and IPI interrupts).
 //! - **Policies** choose the kernel version at compile time, at zero cost ([`Policy`]). The
 //!   seeds' own diffs are inline in the kernel paths; what the kernel does not have (`Scalable`,
-//!   feature `scalable`; `Sharded`, feature `sharded`) enters them through two hooks, the idle
-//!   set and the `nohz` line, each bringing its own state, and lives in `src/beyond/`, which a
-//!   build without those features does not compile.
+//!   feature `scalable`; `Sharded`, feature `sharded`; `Paced`, feature `paced`) enters them
+//!   through two hooks, the idle set and the `nohz` line, each bringing its own state, and lives
+//!   in `src/beyond/`, which a build without those features does not compile.
 //! - **One source of atomics.** Every atomic and fence comes from the internal `sync` module.
 //!   Every ordering stronger than `Relaxed` is a named site that says what it pairs with and
 //!   what it forbids; loom builds (`--cfg nohz_loom`, crate `loom-tests`) can weaken each one
@@ -102,7 +102,7 @@ compile_error!("--cfg nohz_loom needs the `loom` feature: run loom through `-p l
 extern crate std;
 
 mod base;
-#[cfg(any(feature = "scalable", feature = "posted"))]
+#[cfg(any(feature = "scalable", feature = "posted", feature = "paced"))]
 mod beyond;
 pub mod c_names {
     #![doc = include_str!("c_names.md")]
@@ -213,6 +213,8 @@ pub(crate) use base::sync;
 pub use base::sync;
 pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
+#[cfg(feature = "paced")]
+pub use beyond::paced::Paced;
 #[cfg(feature = "posted")]
 pub use beyond::posted::{
     HegdeHk, KHAN_IDLE_CPUS_PER_JIFFY, Khan, KhanNextBalance, KhanRoundRobin,

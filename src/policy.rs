@@ -34,6 +34,12 @@
 //!   line. One documented divergence from `Patched` in its shipped `Hint` mode (a stale
 //!   summary bit can cost one extra kick attempt that finds no ILB); the `Validated` mode with
 //!   `LowestId` and contiguous shards has none.
+//! - `Paced` (feature `paced`): `Patched` whose balance kick carries STATS only when
+//!   `nohz.next_blocked` is due (the ILB refreshes blocked load once per `LOAD_AVG_PERIOD`,
+//!   not once a jiffy), which kicks NEXT alone only while `nohz.next_balance` is more than a
+//!   jiffy ahead, and whose `find_new_ilb` scans from a start hashed from `jiffies`
+//!   (the ILB duty spread, no shared write). No new state; its divergences from `Patched` are
+//!   documented in `src/beyond/paced.rs` and pinned down by `tests/paced.rs`.
 //!
 //! The trait is sealed, and declared with its hooks in `src/fair/hooks.rs`, the lowest room
 //! that branches on it (every kernel path above it names it through `fair`): a policy is a

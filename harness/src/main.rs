@@ -2,7 +2,9 @@
 //! arguments: every measuring scenario, `Legacy` and `Patched` interleaved, 5 runs each.
 
 use clap::{Parser, ValueEnum};
-use nohz::{HegdeHk, Khan, KhanNextBalance, KhanRoundRobin, Legacy, Patched, Scalable, Seed000};
+use nohz::{
+    HegdeHk, Khan, KhanNextBalance, KhanRoundRobin, Legacy, Paced, Patched, Scalable, Seed000,
+};
 
 /// The `Sharded` policy the harness runs: the default layout (each LLC split into shards of
 /// at most 64 CPUs), `LocalFirst`, `Hint`, with room for the harness's whole capacity
@@ -51,6 +53,10 @@ enum PolicyArg {
     Khan,
     /// Posted: Hegde's early housekeeping test of the kick.
     HegdeHk,
+    /// Beyond the kernel: Patched with the ILB's blocked-load refresh paced by
+    /// nohz.next_blocked, no NEXT-only kick a jiffy before a BALANCE kick, and the ILB picked
+    /// from a start hashed from jiffies.
+    Paced,
 }
 
 /// A policy a run uses.
@@ -65,6 +71,7 @@ enum Pol {
     KhanRoundRobin,
     Khan,
     HegdeHk,
+    Paced,
 }
 
 impl Pol {
@@ -79,6 +86,7 @@ impl Pol {
             Pol::KhanRoundRobin => "khan-round-robin",
             Pol::Khan => "khan",
             Pol::HegdeHk => "hegde-hk",
+            Pol::Paced => "paced",
         }
     }
 }
@@ -105,6 +113,7 @@ impl PolicyArg {
             PolicyArg::KhanRoundRobin => vec![Pol::KhanRoundRobin],
             PolicyArg::Khan => vec![Pol::Khan],
             PolicyArg::HegdeHk => vec![Pol::HegdeHk],
+            PolicyArg::Paced => vec![Pol::Paced],
         }
     }
 }
@@ -524,6 +533,7 @@ macro_rules! by_policy {
             Pol::KhanRoundRobin => hz!(KhanRoundRobin),
             Pol::Khan => hz!(Khan),
             Pol::HegdeHk => hz!(HegdeHk),
+            Pol::Paced => hz!(Paced),
         }
     }};
 }

@@ -18,9 +18,14 @@
 //!   patches (`nohz.next_balance` scaled by the idle count; `find_new_ilb` round robin from
 //!   a new `nohz.ilb_cpu_last`), alone and together, and Shrikanth Hegde's early
 //!   housekeeping test of the kick.
+//! - `paced` (feature `paced`): [`Paced`](crate::Paced), `Patched` with the ILB's blocked-load
+//!   refresh paced by `nohz.next_blocked`, no NEXT-only kick a jiffy before a BALANCE kick,
+//!   and `find_new_ilb`'s scan started from a hash of `jiffies`: no new shared state.
 
 #[cfg(feature = "scalable")]
 pub(crate) mod kick_deadline;
+#[cfg(feature = "paced")]
+pub(crate) mod paced;
 #[cfg(feature = "posted")]
 pub(crate) mod posted;
 #[cfg(feature = "scalable")]

@@ -110,8 +110,14 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         let mut update_next = false;
         let stats = flags.contains(NohzFlags::STATS);
 
+        // Under a line whose balance kick may leave STATS out (`NohzLine::balance_kick`), a
+        // BALANCE alone is its design, not the kernel's WARN.
+        let hook = &self.nohz.scalars.hook;
         cpus.warn_at(cpu).warn_on(
-            flags & NohzFlags::KICK_MASK == NohzFlags::BALANCE,
+            flags & NohzFlags::KICK_MASK == NohzFlags::BALANCE
+                && hook
+                    .balance_kick(NohzFlags::empty())
+                    .contains(NohzFlags::STATS),
             Warning::BalanceWithoutStats,
         );
         if stats {

@@ -13,9 +13,10 @@
 //!
 //! - [`IdleCpus`]: the idle set, what `nohz.idle_cpus_mask` is. The kernel's is the flat
 //!   [`CpuMask`] (this file).
-//! - [`NohzLine`]: how idle entry writes the `nohz` flags (`WRITE_ONCE(nohz.x, 1)`), and the
-//!   not-due gate before the busy tick's `nohz_balancer_kick` that reads them. The kernel's,
-//!   [`KernelLine`], is blind stores and no gate.
+//! - [`NohzLine`]: how idle entry writes the `nohz` flags (`WRITE_ONCE(nohz.x, 1)`), the
+//!   not-due gate before the busy tick's `nohz_balancer_kick` that reads them, and the flags
+//!   that kick asks for once it wants balancing. The kernel's, [`KernelLine`], is blind
+//!   stores, no gate, and STATS with every BALANCE.
 //!
 //! **The hooks own their storage.** A hook's state is its own type: the `NohzLine` value
 //! itself and the idle set's [`IdleCpus::Line`] sit on the `nohz` scalar line beside the
@@ -476,6 +477,30 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
     #[inline(always)]
     fn deadline(&self) -> Option<Jiffies> {
         None
+    }
+
+    /// `nohz_balancer_kick` wants balancing (`flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK`):
+    /// the flags it asks for then, given `flags`, what its time checks left (STATS if the
+    /// blocked-load refresh is due by `nohz.next_blocked`). The kernel's: STATS and BALANCE,
+    /// whatever `flags` holds. A line may ask BALANCE alone; `_nohz_idle_balance` counts
+    /// [`BalanceWithoutStats`](crate::Warning::BalanceWithoutStats) only under a line
+    /// whose `balance_kick(empty)` carries STATS.
+    #[inline(always)]
+    fn balance_kick(&self, _flags: NohzFlags) -> NohzFlags {
+        NohzFlags::STATS | NohzFlags::BALANCE
+    }
+
+    /// `nohz_balancer_kick`'s `out:` found `nohz.needs_update` set: whether NEXT joins the
+    /// kick, whose other flags are `flags` (`line`: the scalars; `now()`: jiffies, for a line
+    /// that reads them). The kernel's: always, reading nothing.
+    #[inline(always)]
+    fn next_kick(
+        &self,
+        _line: &Scalars,
+        _flags: NohzFlags,
+        _now: impl FnOnce() -> Jiffies,
+    ) -> bool {
+        true
     }
 }
 

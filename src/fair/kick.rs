@@ -162,8 +162,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
         let rq = self.rq(cpu);
-        // What each test below asks for when it wants balancing.
-        let balance = NohzFlags::STATS | NohzFlags::BALANCE;
+        // What each test below asks for when it wants balancing (the kernel's: STATS and
+        // BALANCE; the `nohz` line's hook).
+        let balance = self.nohz.scalars.hook.balance_kick(flags);
         'out: {
             // Beyond the kernel, the idle set may end the kick here (`IdleCpus::no_ilb`).
             if self.no_ilb(cpus, cpu, flags, true) {
@@ -224,7 +225,9 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         plat: &Pl,
         mut flags: NohzFlags,
     ) -> KickDecision<N> {
-        if self.nohz.scalars.needs_update() {
+        let line = &self.nohz.scalars;
+        // The `nohz` line's hook may keep NEXT off a kick (the kernel's never does).
+        if line.needs_update() && line.hook.next_kick(line, flags, || plat.jiffies()) {
             flags |= NohzFlags::NEXT;
         }
         if flags.is_empty() {

@@ -125,6 +125,16 @@ impl<P: Policy, const N: usize, const W: usize> Machine<P, N, W> {
         self.fair.nohz_balancer_kick_gated(&self.cpus, cpu, plat)
     }
 
+    /// The flags `nohz_balancer_kick` asks for once it wants balancing, given what its time
+    /// checks left (the policy's `NohzLine::balance_kick`: STATS and BALANCE for the kernel's
+    /// line; `Paced` leaves STATS out unless `flags` has it). For invariant checks that hold
+    /// only where BALANCE always carries STATS.
+    #[inline]
+    pub fn nohz_balance_kick_flags(&self, flags: NohzFlags) -> NohzFlags {
+        use crate::fair::hooks::NohzLine;
+        self.fair.nohz().scalars.hook.balance_kick(flags)
+    }
+
     #[inline(always)]
     pub fn kick_ilb<Pl: Platform<N>>(
         &self,

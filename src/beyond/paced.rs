@@ -1,0 +1,313 @@
+//! [`Paced`]: `Patched` with the ILB's blocked-load refresh paced by the kernel's own
+//! `nohz.next_blocked` deadline, and the ILB duty spread by jiffies (no kernel counterpart;
+//! feature `paced`).
+//!
+//! C source: none (beyond the kernel); it changes the flags `kernel/sched/fair.c`'s
+//! `nohz_balancer_kick` asks for once balancing is due, and where `find_new_ilb` starts its
+//! scan of `nohz.idle_cpus_mask`.
+//!
+//! # Design
+//!
+//! On a machine with many idle CPUs, some idle CPU's `rq->next_balance` is nearly always due,
+//! so a busy tick kicks an ILB pass about once a jiffy. The kernel's kick then asks for
+//! `NOHZ_STATS_KICK | NOHZ_BALANCE_KICK` together, so every such pass also refreshes the
+//! blocked load of every idle CPU that has some (`update_nohz_stats`, at most once a jiffy a
+//! CPU): on the engine's 768-CPU frontier machine that refresh is most of the ILB's time. And
+//! `find_new_ilb` scans from bit 0, so the lowest-numbered idle CPU runs most passes.
+//!
+//! `Paced` keeps every kernel object of `Patched` (the flat idle mask, blind stores on the
+//! `nohz` line, no gate) and changes three hook methods:
+//!
+//! - **The refresh paced** ([`PacedLine`], `NohzLine::balance_kick`): a BALANCE kick carries
+//!   STATS only when the kernel's own STATS deadline is due (`nohz.has_blocked_load` set and
+//!   `jiffies` after `nohz.next_blocked`: the time checks' `flags`). So each idle CPU's blocked
+//!   load is refreshed by a STATS pass about once per `LOAD_AVG_PERIOD` (32 ms), the cadence
+//!   the kernel already keeps when no balancing is due, instead of once a jiffy. The pass
+//!   that does it may be a kicked one or the one a CPU entering idle runs itself
+//!   (`nohz_run_idle_balance`). Nothing new is read or written: the kick reuses what its time
+//!   checks read.
+//! - **No NEXT-only kick a jiffy before a BALANCE kick** (`NohzLine::next_kick`): NEXT still
+//!   rides on every other flag, but goes alone only while `nohz.next_balance` is more than a
+//!   jiffy ahead. When it is not, the next BALANCE kick carries NEXT within a jiffy. A
+//!   NEXT-only pass could at best move that kick one jiffy earlier, and it costs an IPI and a
+//!   walk of the mask. (The kernel's not-due kick reads the same line.)
+//! - **The duty spread** ([`SpreadIdle`], `IdleCpus::find_ilb`): `find_new_ilb` scans
+//!   `nohz.idle_cpus_mask ∩ housekeeping` from a start bit hashed from `jiffies`, wrapping, not
+//!   from bit 0. No shared state is written for it (Khan's round-robin stores the last pick on
+//!   the `nohz` line on every pick). The start depends on `jiffies` alone, not on the kicker,
+//!   so every kick of one jiffy picks the same CPU from the same mask, as the kernel's do,
+//!   and their bits ride along on one kick instead of starting several passes.
+//!
+//! # Divergence from `Patched`
+//!
+//! - A kick may carry BALANCE without STATS; its pass balances the due CPUs and leaves
+//!   `nohz.has_blocked_load` and `nohz.next_blocked` alone. The kernel's
+//!   `WARN_ON((flags & NOHZ_KICK_MASK) == NOHZ_BALANCE_KICK)` is not counted for it.
+//! - Between STATS passes an idle CPU's blocked load is up to `LOAD_AVG_PERIOD` stale (one
+//!   half-life) when a BALANCE pass reads it; the kernel's not-due kicks already allow that.
+//!   The engine's balancer reads each CPU's signals brought to the present, so its quality
+//!   numbers do not show this staleness (`harness/docs/frontier-design-notes.md`).
+//! - `find_new_ilb` may return a different idle housekeeping CPU than the lowest-numbered
+//!   one; it is never the kicker and always idle right now, as the kernel's.
+//! - While `nohz.next_balance` is at most a jiffy ahead, a CPU that registers waits for the
+//!   next BALANCE kick (at most a jiffy) to have `nohz.next_balance` account for it.
+//!
+//! `tests/paced.rs` pins each of these down and checks everything else against `Patched`.
+
+use crate::cpu::{CpuId, NrCpuIds};
+use crate::cpumask::CpuMask;
+use crate::cpus::Cpus;
+use crate::fair::hooks::{IdleCpus, KernelLine, NohzLine, Policy, sealed};
+use crate::fair::rq::{NohzFlags, Rq};
+use crate::fair::{Fair, KickDecision, Scalars};
+use crate::jiffies::Jiffies;
+use crate::platform::Platform;
+use crate::sync::AtomicU32;
+
+/// `Patched` with the ILB's blocked-load refresh paced by `nohz.next_blocked`, no NEXT-only
+/// kick a jiffy before a BALANCE kick, and the ILB chosen from a start hashed from `jiffies`
+/// (feature `paced`). No new shared state, no new ordering.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Paced;
+
+impl sealed::Sealed for Paced {
+    type IdleCpus<const W: usize> = SpreadIdle<W>;
+    type NohzLine = PacedLine;
+}
+
+impl Policy for Paced {
+    const NAME: &'static str = "paced";
+    const NR_CPUS_COUNTER: bool = false;
+    const TIME_CHECKS_FIRST: bool = true;
+    const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
+    const IRQTIME_STATIC_KEY: bool = true;
+    #[cfg(feature = "testing")]
+    const READ_BEFORE_WRITE: bool = false;
+    #[cfg(feature = "testing")]
+    const KICK_DEADLINE: bool = false;
+    #[cfg(feature = "testing")]
+    const SHARDED: bool = false;
+}
+
+/// `Paced`'s `nohz` line: the kernel's ([`KernelLine`]: blind stores on idle entry, no
+/// not-due gate), except that a kick that wants balancing asks for STATS only when the
+/// kernel's STATS deadline is due, and NEXT goes alone only while `nohz.next_balance` is more
+/// than a jiffy ahead.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PacedLine;
+
+impl NohzLine for PacedLine {
+    #[cfg(not(nohz_loom))]
+    const NEW: Self = PacedLine;
+    #[cfg(nohz_loom)]
+    fn new() -> Self {
+        PacedLine
+    }
+
+    #[inline(always)]
+    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool {
+        KernelLine.reenter_idle(line, rq)
+    }
+
+    #[inline(always)]
+    fn raise(&self, flag: &AtomicU32) -> bool {
+        KernelLine.raise(flag)
+    }
+
+    #[inline(always)]
+    fn raised(&self, raised: bool) {
+        KernelLine.raised(raised)
+    }
+
+    #[inline(always)]
+    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
+        &self,
+        fair: &Fair<P, N, W>,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
+        KernelLine.gate(fair, cpus, cpu, plat)
+    }
+
+    #[inline(always)]
+    fn moved(&self, line: &Scalars, now: Jiffies) {
+        KernelLine.moved(line, now)
+    }
+
+    /// BALANCE, with STATS only if the time checks found the blocked-load refresh due
+    /// (`flags`): the ILB refreshes blocked load at `nohz.next_blocked`'s pace.
+    #[inline(always)]
+    fn balance_kick(&self, flags: NohzFlags) -> NohzFlags {
+        (flags & NohzFlags::STATS) | NohzFlags::BALANCE
+    }
+
+    /// NEXT rides on any other flag, as the kernel's; alone only while `nohz.next_balance` is
+    /// more than a jiffy ahead. Otherwise the next BALANCE kick, at most a jiffy away, carries
+    /// it, and a NEXT pass could only move `nohz.next_balance` earlier by that one jiffy.
+    #[inline]
+    fn next_kick(&self, line: &Scalars, flags: NohzFlags, now: impl FnOnce() -> Jiffies) -> bool {
+        !flags.is_empty() || line.next_balance().is_after(now().add(1))
+    }
+}
+
+/// `Paced`'s idle set: the kernel's flat `nohz.idle_cpus_mask` (same words, same lines, same
+/// writers), whose `find_new_ilb` scan starts at [`ilb_start`] of `jiffies` instead of bit 0.
+#[derive(Debug)]
+pub struct SpreadIdle<const W: usize>(CpuMask<W>);
+
+/// Where `Paced`'s `find_new_ilb` starts its scan at jiffies `now` on a machine of `nr` CPU
+/// ids: `now` through a multiplicative (Fibonacci) hash, scaled into `0..nr`. Consecutive
+/// jiffies land far apart, so that an ILB pass every jiffy does not walk the mask in order;
+/// every caller in one jiffy gets the same start.
+pub fn ilb_start(now: Jiffies, nr: usize) -> usize {
+    let h = (now.get() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h as u128 * nr as u128) >> 64) as usize
+}
+
+impl<const W: usize> IdleCpus<W> for SpreadIdle<W> {
+    type Line = ();
+    type Cpu = ();
+
+    // Moved out by value into the machine's constructor, never borrowed as a constant.
+    #[cfg(not(nohz_loom))]
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Self = SpreadIdle(CpuMask::new());
+    #[cfg(not(nohz_loom))]
+    const EMPTY_LINE: () = ();
+    #[cfg(not(nohz_loom))]
+    const EMPTY_CPU: () = ();
+    #[cfg(nohz_loom)]
+    fn new_empty() -> Self {
+        SpreadIdle(CpuMask::new())
+    }
+    #[cfg(nohz_loom)]
+    fn new_line() {}
+    #[cfg(nohz_loom)]
+    fn new_cpu() {}
+
+    type Placed = ();
+
+    #[inline(always)]
+    fn set_cpu<const N: usize>(&self, line: &(), at: &(), cpu: CpuId<N>) {
+        self.0.set_cpu(line, at, cpu)
+    }
+
+    #[inline(always)]
+    fn after_fence(&self, line: &(), at: &(), placed: ()) {
+        self.0.after_fence(line, at, placed)
+    }
+
+    #[inline(always)]
+    fn clear_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) {
+        self.0.clear_cpu(at, cpu)
+    }
+
+    #[inline(always)]
+    fn test_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) -> bool {
+        self.0.test_cpu(at, cpu)
+    }
+
+    #[inline(always)]
+    fn empty<const N: usize>(&self, line: &(), at: &(), cpus: &Cpus<N, W>) -> bool {
+        self.0.empty(line, at, cpus)
+    }
+
+    #[inline(always)]
+    fn for_each_cpu_wrap<'a, const N: usize>(
+        &'a self,
+        line: &'a (),
+        at: &(),
+        this_cpu: CpuId<N>,
+        nr: NrCpuIds<N>,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        self.0.for_each_cpu_wrap(line, at, this_cpu, nr)
+    }
+
+    /// The first registered housekeeping CPU that `accept`s, scanning from
+    /// [`ilb_start`]`(now(), nr)` and wrapping round; each idle word read as the scan reaches
+    /// it, nothing written.
+    #[inline]
+    fn find_ilb<const N: usize>(
+        &self,
+        _line: &(),
+        _at: &(),
+        hk: &CpuMask<W>,
+        nr: NrCpuIds<N>,
+        now: impl FnOnce() -> Jiffies,
+        mut accept: impl FnMut(CpuId<N>) -> bool,
+    ) -> Option<CpuId<N>> {
+        let start = ilb_start(now(), nr.get());
+        // `start < nr` (or 0 on a machine of none), so the walk is never refused.
+        let walk = self.0.iter_wrap(start, nr).ok()?;
+        walk.filter(|&cpu| hk.test(cpu)).find(|&cpu| accept(cpu))
+    }
+
+    #[inline(always)]
+    fn for_each_cpu<'a, const N: usize>(
+        &'a self,
+        line: &'a (),
+        nr: NrCpuIds<N>,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        self.0.for_each_cpu(line, nr)
+    }
+
+    #[inline(always)]
+    fn registered<'a, const N: usize>(
+        &'a self,
+        line: &'a (),
+        nr: NrCpuIds<N>,
+    ) -> impl Iterator<Item = CpuId<N>> + 'a {
+        self.0.registered(line, nr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Patched;
+
+    fn seeds<P: Policy>() -> [bool; 4] {
+        [
+            !P::NR_CPUS_COUNTER,
+            P::TIME_CHECKS_FIRST,
+            P::ENTER_IDLE_WHENEVER_STOPPED,
+            P::IRQTIME_STATIC_KEY,
+        ]
+    }
+
+    #[test]
+    fn paced_has_every_seed() {
+        assert_eq!(seeds::<Paced>(), seeds::<Patched>());
+        assert_ne!(Paced::NAME, Patched::NAME);
+    }
+
+    #[test]
+    fn balance_kick_carries_stats_only_when_due() {
+        let b = NohzFlags::BALANCE;
+        assert_eq!(PacedLine.balance_kick(NohzFlags::empty()), b);
+        assert_eq!(
+            PacedLine.balance_kick(NohzFlags::STATS),
+            b | NohzFlags::STATS
+        );
+        assert_eq!(
+            KernelLine.balance_kick(NohzFlags::empty()),
+            b | NohzFlags::STATS
+        );
+    }
+
+    #[test]
+    fn ilb_start_is_in_range_and_moves_with_jiffies() {
+        for nr in [1usize, 2, 7, 64, 384, 768, 8192] {
+            for j in 0..2000usize {
+                assert!(ilb_start(Jiffies::new(j), nr) < nr);
+            }
+        }
+        assert_eq!(ilb_start(Jiffies::new(5), 0), 0);
+        let starts: std::collections::BTreeSet<usize> = (0..64usize)
+            .map(|j| ilb_start(Jiffies::new(j), 768))
+            .collect();
+        // 64 consecutive jiffies start at (nearly) 64 different places.
+        assert!(starts.len() >= 60, "{}", starts.len());
+    }
+}
