@@ -22,6 +22,69 @@
 //!   refresh paced by `nohz.next_blocked`, no NEXT-only kick a jiffy before a BALANCE kick,
 //!   and `find_new_ilb`'s scan started from a hash of `jiffies`: no new shared state.
 
+#[cfg(any(feature = "posted", feature = "paced"))]
+/// The idle-set methods that the idle sets built on the kernel's flat mask share, `self.0`
+/// being that mask (`posted`'s and `paced`'s): the kernel's own implementation runs them.
+/// Defined before the modules that use it, so that they see it.
+macro_rules! flat_mask_methods {
+    ($line:ty) => {
+        type Cpu = ();
+        type Placed = ();
+
+        #[inline(always)]
+        fn set_cpu<const N: usize>(&self, _line: &$line, at: &(), cpu: CpuId<N>) {
+            self.0.set_cpu(&(), at, cpu)
+        }
+
+        #[inline(always)]
+        fn after_fence(&self, _line: &$line, _at: &(), _placed: ()) {}
+
+        #[inline(always)]
+        fn clear_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) {
+            self.0.clear_cpu(at, cpu)
+        }
+
+        #[inline(always)]
+        fn test_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) -> bool {
+            self.0.test_cpu(at, cpu)
+        }
+
+        #[inline(always)]
+        fn empty<const N: usize>(&self, _line: &$line, at: &(), cpus: &Cpus<N, W>) -> bool {
+            self.0.empty(&(), at, cpus)
+        }
+
+        #[inline(always)]
+        fn for_each_cpu_wrap<'a, const N: usize>(
+            &'a self,
+            _line: &'a $line,
+            at: &(),
+            this_cpu: CpuId<N>,
+            nr: NrCpuIds<N>,
+        ) -> impl Iterator<Item = CpuId<N>> + 'a {
+            self.0.for_each_cpu_wrap(&(), at, this_cpu, nr)
+        }
+
+        #[inline(always)]
+        fn for_each_cpu<'a, const N: usize>(
+            &'a self,
+            _line: &'a $line,
+            nr: NrCpuIds<N>,
+        ) -> impl Iterator<Item = CpuId<N>> + 'a {
+            self.0.iter(nr)
+        }
+
+        #[inline(always)]
+        fn registered<'a, const N: usize>(
+            &'a self,
+            _line: &'a $line,
+            nr: NrCpuIds<N>,
+        ) -> impl Iterator<Item = CpuId<N>> + 'a {
+            self.0.iter(nr)
+        }
+    };
+}
+
 #[cfg(feature = "scalable")]
 pub(crate) mod kick_deadline;
 #[cfg(feature = "paced")]

@@ -57,12 +57,10 @@
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
-use crate::fair::hooks::{IdleCpus, KernelLine, NohzLine, Policy, sealed};
-use crate::fair::rq::{NohzFlags, Rq};
-use crate::fair::{Fair, KickDecision, Scalars};
+use crate::fair::Scalars;
+use crate::fair::hooks::{IdleCpus, NohzLine, Policy, sealed};
+use crate::fair::rq::NohzFlags;
 use crate::jiffies::Jiffies;
-use crate::platform::Platform;
-use crate::sync::AtomicU32;
 
 /// `Patched` with the ILB's blocked-load refresh paced by `nohz.next_blocked`, no NEXT-only
 /// kick a jiffy before a BALANCE kick, and the ILB chosen from a start hashed from `jiffies`
@@ -89,7 +87,7 @@ impl Policy for Paced {
     const SHARDED: bool = false;
 }
 
-/// `Paced`'s `nohz` line: the kernel's ([`KernelLine`]: blind stores on idle entry, no
+/// `Paced`'s `nohz` line: the kernel's (`KernelLine`: blind stores on idle entry, no
 /// not-due gate), except that a kick that wants balancing asks for STATS only when the
 /// kernel's STATS deadline is due, and NEXT goes alone only while `nohz.next_balance` is more
 /// than a jiffy ahead.
@@ -104,36 +102,8 @@ impl NohzLine for PacedLine {
         PacedLine
     }
 
-    #[inline(always)]
-    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool {
-        KernelLine.reenter_idle(line, rq)
-    }
-
-    #[inline(always)]
-    fn raise(&self, flag: &AtomicU32) -> bool {
-        KernelLine.raise(flag)
-    }
-
-    #[inline(always)]
-    fn raised(&self, raised: bool) {
-        KernelLine.raised(raised)
-    }
-
-    #[inline(always)]
-    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
-        &self,
-        fair: &Fair<P, N, W>,
-        cpus: &Cpus<N, W>,
-        cpu: CpuId<N>,
-        plat: &Pl,
-    ) -> KickDecision<N> {
-        KernelLine.gate(fair, cpus, cpu, plat)
-    }
-
-    #[inline(always)]
-    fn moved(&self, line: &Scalars, now: Jiffies) {
-        KernelLine.moved(line, now)
-    }
+    // Idle entry's stores, the (absent) gate and `moved`: the trait's provided bodies, the
+    // kernel's.
 
     /// BALANCE, with STATS only if the time checks found the blocked-load refresh due
     /// (`flags`): the ILB refreshes blocked load at `nohz.next_blocked`'s pace.
@@ -167,7 +137,6 @@ pub fn ilb_start(now: Jiffies, nr: usize) -> usize {
 
 impl<const W: usize> IdleCpus<W> for SpreadIdle<W> {
     type Line = ();
-    type Cpu = ();
 
     // Moved out by value into the machine's constructor, never borrowed as a constant.
     #[cfg(not(nohz_loom))]
@@ -186,43 +155,7 @@ impl<const W: usize> IdleCpus<W> for SpreadIdle<W> {
     #[cfg(nohz_loom)]
     fn new_cpu() {}
 
-    type Placed = ();
-
-    #[inline(always)]
-    fn set_cpu<const N: usize>(&self, line: &(), at: &(), cpu: CpuId<N>) {
-        self.0.set_cpu(line, at, cpu)
-    }
-
-    #[inline(always)]
-    fn after_fence(&self, line: &(), at: &(), placed: ()) {
-        self.0.after_fence(line, at, placed)
-    }
-
-    #[inline(always)]
-    fn clear_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) {
-        self.0.clear_cpu(at, cpu)
-    }
-
-    #[inline(always)]
-    fn test_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) -> bool {
-        self.0.test_cpu(at, cpu)
-    }
-
-    #[inline(always)]
-    fn empty<const N: usize>(&self, line: &(), at: &(), cpus: &Cpus<N, W>) -> bool {
-        self.0.empty(line, at, cpus)
-    }
-
-    #[inline(always)]
-    fn for_each_cpu_wrap<'a, const N: usize>(
-        &'a self,
-        line: &'a (),
-        at: &(),
-        this_cpu: CpuId<N>,
-        nr: NrCpuIds<N>,
-    ) -> impl Iterator<Item = CpuId<N>> + 'a {
-        self.0.for_each_cpu_wrap(line, at, this_cpu, nr)
-    }
+    flat_mask_methods!(());
 
     /// The first registered housekeeping CPU that `accept`s, scanning from
     /// [`ilb_start`]`(now(), nr)` and wrapping round; each idle word read as the scan reaches
@@ -242,30 +175,13 @@ impl<const W: usize> IdleCpus<W> for SpreadIdle<W> {
         let walk = self.0.iter_wrap(start, nr).ok()?;
         walk.filter(|&cpu| hk.test(cpu)).find(|&cpu| accept(cpu))
     }
-
-    #[inline(always)]
-    fn for_each_cpu<'a, const N: usize>(
-        &'a self,
-        line: &'a (),
-        nr: NrCpuIds<N>,
-    ) -> impl Iterator<Item = CpuId<N>> + 'a {
-        self.0.for_each_cpu(line, nr)
-    }
-
-    #[inline(always)]
-    fn registered<'a, const N: usize>(
-        &'a self,
-        line: &'a (),
-        nr: NrCpuIds<N>,
-    ) -> impl Iterator<Item = CpuId<N>> + 'a {
-        self.0.registered(line, nr)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Patched;
+    use crate::fair::hooks::KernelLine;
 
     fn seeds<P: Policy>() -> [bool; 4] {
         [

@@ -211,67 +211,6 @@ impl NohzLine for KhanLine {
 #[derive(Debug)]
 pub struct IlbCpuLast(AtomicU32);
 
-/// The idle-set methods every posted set shares with the kernel's flat mask, `self.0` being
-/// that mask; the kernel's own implementation runs them.
-macro_rules! flat_mask_methods {
-    ($line:ty) => {
-        type Cpu = ();
-        type Placed = ();
-
-        #[inline(always)]
-        fn set_cpu<const N: usize>(&self, _line: &$line, at: &(), cpu: CpuId<N>) {
-            self.0.set_cpu(&(), at, cpu)
-        }
-
-        #[inline(always)]
-        fn after_fence(&self, _line: &$line, _at: &(), _placed: ()) {}
-
-        #[inline(always)]
-        fn clear_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) {
-            self.0.clear_cpu(at, cpu)
-        }
-
-        #[inline(always)]
-        fn test_cpu<const N: usize>(&self, at: &(), cpu: CpuId<N>) -> bool {
-            self.0.test_cpu(at, cpu)
-        }
-
-        #[inline(always)]
-        fn empty<const N: usize>(&self, _line: &$line, at: &(), cpus: &Cpus<N, W>) -> bool {
-            self.0.empty(&(), at, cpus)
-        }
-
-        #[inline(always)]
-        fn for_each_cpu_wrap<'a, const N: usize>(
-            &'a self,
-            _line: &'a $line,
-            at: &(),
-            this_cpu: CpuId<N>,
-            nr: NrCpuIds<N>,
-        ) -> impl Iterator<Item = CpuId<N>> + 'a {
-            self.0.for_each_cpu_wrap(&(), at, this_cpu, nr)
-        }
-
-        #[inline(always)]
-        fn for_each_cpu<'a, const N: usize>(
-            &'a self,
-            _line: &'a $line,
-            nr: NrCpuIds<N>,
-        ) -> impl Iterator<Item = CpuId<N>> + 'a {
-            self.0.iter(nr)
-        }
-
-        #[inline(always)]
-        fn registered<'a, const N: usize>(
-            &'a self,
-            _line: &'a $line,
-            nr: NrCpuIds<N>,
-        ) -> impl Iterator<Item = CpuId<N>> + 'a {
-            self.0.iter(nr)
-        }
-    };
-}
-
 /// Khan's patch 2's idle set: the kernel's flat mask, with `nohz.ilb_cpu_last` ([`IlbCpuLast`])
 /// as its word on the `nohz` scalar line, and `find_new_ilb` round robin from it.
 #[derive(Debug)]
