@@ -125,10 +125,11 @@ impl Policy for Legacy {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn seeds<P: Policy>() -> [bool; 4] {
+    /// The four seed constants of `P`, each true where `P` has the seed's change.
+    pub(crate) fn seeds<P: Policy>() -> [bool; 4] {
         [
             !P::NR_CPUS_COUNTER,
             P::TIME_CHECKS_FIRST,

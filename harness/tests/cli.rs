@@ -396,13 +396,10 @@ fn the_engine_trace_prints_its_window() {
     );
 }
 
-/// `--plot` draws every policy the run measured: `--policy all` on the engine gives a point
-/// column for each of them, `sharded` included (the plot once knew three policies by name and
-/// dropped the others).
-#[test]
-fn the_plot_draws_every_policy_run() {
-    let path = std::env::temp_dir().join(format!("nohz-plot-{}.svg", std::process::id()));
-    let out = nohz_stress(&[
+/// The SVG that `--plot` draws for a 5 ms frontier run on 64 CPUs with `extra` flags.
+fn plot_of_frontier(tag: &str, extra: &[&str]) -> String {
+    let path = std::env::temp_dir().join(format!("nohz-plot-{tag}-{}.svg", std::process::id()));
+    let mut args = vec![
         "--engine",
         "virtual",
         "--scenario",
@@ -413,11 +410,11 @@ fn the_plot_draws_every_policy_run() {
         "0.005",
         "--runs",
         "1",
-        "--policy",
-        "all",
         "--plot",
         path.to_str().expect("a UTF-8 temporary path"),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = nohz_stress(&args);
     assert!(
         out.status.success(),
         "{}",
@@ -425,6 +422,15 @@ fn the_plot_draws_every_policy_run() {
     );
     let svg = std::fs::read_to_string(&path).expect("the SVG was written");
     let _ = std::fs::remove_file(&path);
+    svg
+}
+
+/// `--plot` draws every policy the run measured: `--policy all` on the engine gives a point
+/// column for each of them, `sharded` included (the plot once knew three policies by name and
+/// dropped the others).
+#[test]
+fn the_plot_draws_every_policy_run() {
+    let svg = plot_of_frontier("all", &["--policy", "all"]);
     for policy in ["legacy", "patched", "scalable", "sharded"] {
         assert!(
             svg.contains(&format!("\n{policy}\n")),
@@ -436,28 +442,7 @@ fn the_plot_draws_every_policy_run() {
 /// The plot of an engine run has the balancing-quality panels the comparison table has.
 #[test]
 fn the_plot_of_an_engine_run_has_the_quality_panels() {
-    let path = std::env::temp_dir().join(format!("nohz-plot-q-{}.svg", std::process::id()));
-    let out = nohz_stress(&[
-        "--engine",
-        "virtual",
-        "--scenario",
-        "frontier",
-        "--cpus",
-        "64",
-        "--seconds",
-        "0.005",
-        "--runs",
-        "1",
-        "--plot",
-        path.to_str().expect("a UTF-8 temporary path"),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let svg = std::fs::read_to_string(&path).expect("the SVG was written");
-    let _ = std::fs::remove_file(&path);
+    let svg = plot_of_frontier("quality", &[]);
     for metric in [
         "throughput",
         "ilb_cpu_ms_per_s",

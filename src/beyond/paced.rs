@@ -182,15 +182,7 @@ mod tests {
     use super::*;
     use crate::Patched;
     use crate::fair::hooks::KernelLine;
-
-    fn seeds<P: Policy>() -> [bool; 4] {
-        [
-            !P::NR_CPUS_COUNTER,
-            P::TIME_CHECKS_FIRST,
-            P::ENTER_IDLE_WHENEVER_STOPPED,
-            P::IRQTIME_STATIC_KEY,
-        ]
-    }
+    use crate::policy::tests::seeds;
 
     #[test]
     fn paced_has_every_seed() {

@@ -348,15 +348,7 @@ impl<const W: usize> IdleCpus<W> for HkFirstMask<W> {
 mod tests {
     use super::*;
     use crate::Patched;
-
-    fn seeds<P: Policy>() -> [bool; 4] {
-        [
-            !P::NR_CPUS_COUNTER,
-            P::TIME_CHECKS_FIRST,
-            P::ENTER_IDLE_WHENEVER_STOPPED,
-            P::IRQTIME_STATIC_KEY,
-        ]
-    }
+    use crate::policy::tests::seeds;
 
     #[test]
     fn each_posted_policy_is_patched_with_its_patch() {
