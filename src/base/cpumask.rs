@@ -288,6 +288,21 @@ impl<const W: usize> CpuMask<W> {
         Ok(Iter::new(&self.words[..], None, start, nr, start))
     }
 
+    /// The CPUs set in both `self` and `other`, in [`iter_wrap`](Self::iter_wrap)'s order from
+    /// `start`: `for_each_cpu_wrap` over `self` that skips the CPUs `other` lacks, with both
+    /// masks' words ANDed as the walk reaches them. A `start` above `nr_cpu_ids` is refused.
+    pub fn iter_and_wrap<'a, const W2: usize, const N: usize>(
+        &'a self,
+        other: &'a CpuMask<W2>,
+        start: usize,
+        nr_cpu_ids: NrCpuIds<N>,
+    ) -> Result<Iter<'a, N>, CpuError> {
+        let () = Fits::<W2, N>::OK;
+        let mut walk = self.iter_wrap(start, nr_cpu_ids)?;
+        walk.b = Some(&other.words[..]);
+        Ok(walk)
+    }
+
     /// The set CPUs starting after `cpu` and wrapping round, `cpu` itself last: the ILB's
     /// `for_each_cpu_wrap(i, mask, this_cpu + 1)`. A `cpu` at or above `nr_cpu_ids` (one from
     /// another machine) scans from 0.
@@ -546,6 +561,34 @@ mod tests {
         // A CPU id from a bigger machine scans from 0.
         let foreign = nr::<64>(64).cpu(40).unwrap();
         assert_eq!(ids(m.iter_wrap_after(foreign, n)), [0, 2, 3, 5]);
+    }
+
+    #[test]
+    fn iter_and_wrap_is_the_wrapped_walk_of_the_intersection() {
+        let a = CpuMask::<2>::new();
+        let b = CpuMask::<2>::new();
+        let n = nr::<128>(100);
+        for c in [1, 5, 63, 64, 70, 99] {
+            a.set(n.cpu(c).unwrap());
+        }
+        for c in [5, 6, 63, 70, 99] {
+            b.set(n.cpu(c).unwrap());
+        }
+        for start in 0..=100 {
+            let filtered: Vec<usize> = a
+                .iter_wrap(start, n)
+                .unwrap()
+                .filter(|&c| b.test(c))
+                .map(|c| c.index())
+                .collect();
+            assert_eq!(
+                ids(a.iter_and_wrap(&b, start, n).unwrap()),
+                filtered,
+                "start {start}"
+            );
+        }
+        assert_eq!(ids(a.iter_and_wrap(&b, 64, n).unwrap()), [70, 99, 5, 63]);
+        assert!(a.iter_and_wrap(&b, 101, n).is_err());
     }
 
     #[test]

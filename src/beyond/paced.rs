@@ -172,8 +172,8 @@ impl<const W: usize> IdleCpus<W> for SpreadIdle<W> {
     ) -> Option<CpuId<N>> {
         let start = ilb_start(now(), nr.get());
         // `start < nr` (or 0 on a machine of none), so the walk is never refused.
-        let walk = self.0.iter_wrap(start, nr).ok()?;
-        walk.filter(|&cpu| hk.test(cpu)).find(|&cpu| accept(cpu))
+        let mut walk = self.0.iter_and_wrap(hk, start, nr).ok()?;
+        walk.find(|&cpu| accept(cpu))
     }
 }
 

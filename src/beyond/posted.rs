@@ -260,11 +260,9 @@ impl<const W: usize> IdleCpus<W> for RoundRobinMask<W> {
         // READ_ONCE-like: a racy hint. Only this set stores it, and only CPU ids below
         // nr_cpu_ids, so the start is at most nr_cpu_ids (a wrap from 0).
         let start = (line.0.load(Relaxed) as usize + 1).min(nr.get());
-        let walk = self.0.iter_wrap(start, nr).into_iter().flatten();
+        // The idle CPUs from `start`, wrapping, that are housekeeping ones.
+        let walk = self.0.iter_and_wrap(hk, start, nr).into_iter().flatten();
         for ilb in walk {
-            if !hk.test(ilb) {
-                continue;
-            }
             if accept(ilb) {
                 // The new store to the shared nohz line, on every pick.
                 line.0.store(ilb.index() as u32, Relaxed);
