@@ -119,10 +119,11 @@ pub(super) fn intersect(a: Range<usize>, b: Range<usize>) -> Range<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn two_sockets() -> Shape {
+    /// 16 CPUs: two sockets of two SMT2 caches of four CPUs, one cpuset, no NO_HZ_FULL.
+    pub(crate) fn two_sockets() -> Shape {
         Shape {
             cpus: 16,
             smt: 2,

@@ -140,17 +140,7 @@ impl Domain {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn two_sockets() -> Shape {
-        Shape {
-            cpus: 16,
-            smt: 2,
-            llc: 4,
-            socket: 8,
-            cpusets: 1,
-            nohz_full: 0,
-        }
-    }
+    use crate::engine::topo::tests::two_sockets;
 
     #[test]
     fn domains_climb_smt_cache_socket_machine() {
