@@ -53,10 +53,14 @@ enum PolicyArg {
     Khan,
     /// Posted: Hegde's early housekeeping test of the kick.
     HegdeHk,
-    /// Beyond the kernel: Patched with the ILB's blocked-load refresh paced by
+    /// Beyond the kernel: Scalable with the ILB's blocked-load refresh paced by
     /// nohz.next_blocked, no NEXT-only kick a jiffy before a BALANCE kick, and the ILB picked
     /// from a start hashed from jiffies.
     Paced,
+    /// Every policy, interleaved, each compared with Patched: Patched, Legacy, Scalable,
+    /// Sharded, the posted fixes (khan-next-balance, khan-round-robin, khan, hegde-hk) and
+    /// Paced (issue 39's matrix, `ci/frontier.sh`).
+    Every,
 }
 
 /// A policy a run uses.
@@ -114,6 +118,17 @@ impl PolicyArg {
             PolicyArg::Khan => vec![Pol::Khan],
             PolicyArg::HegdeHk => vec![Pol::HegdeHk],
             PolicyArg::Paced => vec![Pol::Paced],
+            PolicyArg::Every => vec![
+                Pol::Patched,
+                Pol::Legacy,
+                Pol::Scalable,
+                Pol::Sharded,
+                Pol::KhanNextBalance,
+                Pol::KhanRoundRobin,
+                Pol::Khan,
+                Pol::HegdeHk,
+                Pol::Paced,
+            ],
         }
     }
 }

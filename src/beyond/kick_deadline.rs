@@ -29,7 +29,9 @@
 //! - Refreshers recompute the deadline from the scalars after an Acquire load of the word and
 //!   replace it only if no bump landed meanwhile (compare-exchange), so a bump that raced with
 //!   them is never undone: the end of an idle balance pass (complete or aborted), `kick_ilb`'s
-//!   `next_balance` bump, init, and the first kick that finds the word stale.
+//!   `next_balance` bump, init, and the first kick that finds the word stale with a deadline
+//!   ahead of `jiffies` (one not ahead would decide no tick: the kick leaves the word stale
+//!   and runs the full path).
 //!
 //! The ILB's clears at the start of a pass leave it early, which is safe: an early deadline
 //! only sends the kick down the full path. The bump (NOHZ_DEADLINE_BUMP) pairs with the
@@ -147,6 +149,35 @@ impl KickDeadline {
         }
     }
 
+    /// The busy tick's refresh of a stale word (the first kick to find it stale): as
+    /// [`refresh`](Self::refresh) with `only_if_stale`, but it leaves the word stale when the
+    /// deadline it folds is not after `now`. A fresh word with such a deadline would decide no
+    /// tick (the not-due test fails on it from `now` on, as on a stale word), so its write
+    /// would buy nothing; the next refresh that finds the deadline ahead (a later tick's, or
+    /// the pass's at its end) makes it fresh.
+    #[inline]
+    pub fn refresh_if_ahead(&self, now: Jiffies, deadline: impl Fn() -> Jiffies) {
+        loop {
+            // Acquire (NOHZ_DEADLINE_REFRESH): as in `refresh`.
+            let seen = self.0.load(NOHZ_DEADLINE_REFRESH.ordering());
+            if fresh(seen) {
+                return;
+            }
+            let d = deadline();
+            if !d.is_after(now) {
+                return;
+            }
+            let next = u64::from(d.get() as u32);
+            if self
+                .0
+                .compare_exchange(seen, next, Relaxed, Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+    }
+
     /// The raw word, for tests.
     #[cfg(test)]
     fn word(&self) -> u64 {
@@ -211,6 +242,25 @@ mod tests {
         // A fresh word is left alone by a refresh that only wants a stale one.
         d.refresh(true, || Jiffies::new(7));
         assert_eq!(d.get(), Some(Jiffies::new(0xffff_fffe)));
+    }
+
+    #[test]
+    fn the_ticks_refresh_writes_only_a_deadline_ahead() {
+        let d = KickDeadline::new();
+        d.refresh(false, || Jiffies::new(100));
+        d.bump();
+        let stale = d.word();
+        // Due now or earlier: the word stays as it was (stale), no write.
+        for at in [99, 100] {
+            d.refresh_if_ahead(Jiffies::new(100), || Jiffies::new(at));
+            assert_eq!(d.word(), stale, "deadline {at} at jiffies 100");
+        }
+        // Ahead: written fresh.
+        d.refresh_if_ahead(Jiffies::new(100), || Jiffies::new(101));
+        assert_eq!(d.get(), Some(Jiffies::new(101)));
+        // A fresh word is left alone.
+        d.refresh_if_ahead(Jiffies::new(100), || Jiffies::new(150));
+        assert_eq!(d.get(), Some(Jiffies::new(101)));
     }
 
     #[test]

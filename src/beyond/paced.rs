@@ -1,6 +1,6 @@
-//! [`Paced`]: `Patched` with the ILB's blocked-load refresh paced by the kernel's own
-//! `nohz.next_blocked` deadline, and the ILB duty spread by jiffies (no kernel counterpart;
-//! feature `paced`).
+//! [`Paced`]: `Scalable` (so `Patched`'s behaviour) with the ILB's blocked-load refresh paced
+//! by the kernel's own `nohz.next_blocked` deadline, and the ILB duty spread by jiffies (no
+//! kernel counterpart; feature `paced`, which turns on `scalable`).
 //!
 //! C source: none (beyond the kernel); it changes the flags `kernel/sched/fair.c`'s
 //! `nohz_balancer_kick` asks for once balancing is due, and where `find_new_ilb` starts its
@@ -15,8 +15,12 @@
 //! CPU): on the engine's 768-CPU frontier machine that refresh is most of the ILB's time. And
 //! `find_new_ilb` scans from bit 0, so the lowest-numbered idle CPU runs most passes.
 //!
-//! `Paced` keeps every kernel object of `Patched` (the flat idle mask, blind stores on the
-//! `nohz` line, no gate) and changes three hook methods:
+//! `Paced` keeps every kernel object of `Patched` but the `nohz` line hook, which is
+//! `Scalable`'s ([`ScalableLine`]: idle entry reads `nohz.has_blocked_load` and
+//! `nohz.needs_update` before it stores 1, the busy tick's not-due test is one load of a
+//! precomputed deadline), so its idle entry, exit and not-due tick are `Scalable`'s code, with
+//! `Scalable`'s orderings and loom models (`o7`, run under `Paced` too). On top of that it
+//! changes three hook methods:
 //!
 //! - **The refresh paced** ([`PacedLine`], `NohzLine::balance_kick`): a BALANCE kick carries
 //!   STATS only when the kernel's own STATS deadline is due (`nohz.has_blocked_load` set and
@@ -54,17 +58,20 @@
 //!
 //! `tests/paced.rs` pins each of these down and checks everything else against `Patched`.
 
+use super::scalable::ScalableLine;
 use crate::cpu::{CpuId, NrCpuIds};
 use crate::cpumask::CpuMask;
 use crate::cpus::Cpus;
-use crate::fair::Scalars;
 use crate::fair::hooks::{IdleCpus, NohzLine, Policy, sealed};
-use crate::fair::rq::NohzFlags;
+use crate::fair::rq::{NohzFlags, Rq};
+use crate::fair::{Fair, KickDecision, Scalars};
 use crate::jiffies::Jiffies;
+use crate::platform::Platform;
+use crate::sync::AtomicU32;
 
-/// `Patched` with the ILB's blocked-load refresh paced by `nohz.next_blocked`, no NEXT-only
+/// `Scalable` with the ILB's blocked-load refresh paced by `nohz.next_blocked`, no NEXT-only
 /// kick a jiffy before a BALANCE kick, and the ILB chosen from a start hashed from `jiffies`
-/// (feature `paced`). No new shared state, no new ordering.
+/// (feature `paced`). No shared state and no ordering beyond `Scalable`'s.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Paced;
 
@@ -80,30 +87,67 @@ impl Policy for Paced {
     const ENTER_IDLE_WHENEVER_STOPPED: bool = true;
     const IRQTIME_STATIC_KEY: bool = true;
     #[cfg(feature = "testing")]
-    const READ_BEFORE_WRITE: bool = false;
+    const READ_BEFORE_WRITE: bool = true;
     #[cfg(feature = "testing")]
-    const KICK_DEADLINE: bool = false;
+    const KICK_DEADLINE: bool = true;
     #[cfg(feature = "testing")]
     const SHARDED: bool = false;
 }
 
-/// `Paced`'s `nohz` line: the kernel's (`KernelLine`: blind stores on idle entry, no
-/// not-due gate), except that a kick that wants balancing asks for STATS only when the
-/// kernel's STATS deadline is due, and NEXT goes alone only while `nohz.next_balance` is more
-/// than a jiffy ahead.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PacedLine;
+/// `Paced`'s `nohz` line: `Scalable`'s ([`ScalableLine`]: idle entry reads the flags before
+/// it stores them, the busy tick's not-due test is one load of the precomputed deadline), except
+/// that a kick that wants balancing asks for STATS only when the kernel's STATS deadline is
+/// due, and NEXT goes alone only while `nohz.next_balance` is more than a jiffy ahead.
+///
+/// The gate stays sound: it decides by itself only ticks before the deadline it folds from the
+/// scalars, where `Patched`'s kick asks for nothing, and `Paced`'s kick never asks for more than
+/// `Patched`'s on the same scalars.
+#[derive(Debug)]
+pub struct PacedLine(ScalableLine);
 
 impl NohzLine for PacedLine {
     #[cfg(not(nohz_loom))]
-    const NEW: Self = PacedLine;
+    const NEW: Self = PacedLine(<ScalableLine as NohzLine>::NEW);
     #[cfg(nohz_loom)]
     fn new() -> Self {
-        PacedLine
+        PacedLine(ScalableLine::new())
     }
 
-    // Idle entry's stores, the (absent) gate and `moved`: the trait's provided bodies, the
-    // kernel's.
+    #[inline(always)]
+    fn reenter_idle(&self, line: &Scalars, rq: &Rq) -> bool {
+        self.0.reenter_idle(line, rq)
+    }
+
+    #[inline(always)]
+    fn raise(&self, flag: &AtomicU32) -> bool {
+        self.0.raise(flag)
+    }
+
+    #[inline(always)]
+    fn raised(&self, raised: bool) {
+        self.0.raised(raised)
+    }
+
+    #[inline(always)]
+    fn gate<P: Policy, const N: usize, const W: usize, Pl: Platform<N>>(
+        &self,
+        fair: &Fair<P, N, W>,
+        cpus: &Cpus<N, W>,
+        cpu: CpuId<N>,
+        plat: &Pl,
+    ) -> KickDecision<N> {
+        self.0.gate(fair, cpus, cpu, plat)
+    }
+
+    #[inline]
+    fn moved(&self, line: &Scalars, now: Jiffies) {
+        self.0.moved(line, now)
+    }
+
+    #[cfg(feature = "testing")]
+    fn deadline(&self) -> Option<Jiffies> {
+        self.0.deadline()
+    }
 
     /// BALANCE, with STATS only if the time checks found the blocked-load refresh due
     /// (`flags`): the ILB refreshes blocked load at `nohz.next_blocked`'s pace.
@@ -193,11 +237,9 @@ mod tests {
     #[test]
     fn balance_kick_carries_stats_only_when_due() {
         let b = NohzFlags::BALANCE;
-        assert_eq!(PacedLine.balance_kick(NohzFlags::empty()), b);
-        assert_eq!(
-            PacedLine.balance_kick(NohzFlags::STATS),
-            b | NohzFlags::STATS
-        );
+        let paced = <PacedLine as NohzLine>::NEW;
+        assert_eq!(paced.balance_kick(NohzFlags::empty()), b);
+        assert_eq!(paced.balance_kick(NohzFlags::STATS), b | NohzFlags::STATS);
         assert_eq!(
             KernelLine.balance_kick(NohzFlags::empty()),
             b | NohzFlags::STATS

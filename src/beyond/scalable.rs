@@ -190,7 +190,8 @@ struct Tick<'a, P: Policy, const N: usize, const W: usize, Pl> {
 
 impl ScalableLine {
     /// Behind the gate, for a tick the first look did not decide: refresh a stale word from
-    /// the scalars (once per bump: the first kick to find it stale), look again, and run the
+    /// the scalars (once per bump: the first kick to find it stale and its deadline ahead; a
+    /// deadline already due would decide no tick, so it is not written), look again, and run the
     /// kernel's `nohz_balancer_kick` if the tick is still not decided. Out of line: see
     /// [`gate`](NohzLine::gate).
     #[inline(never)]
@@ -201,7 +202,7 @@ impl ScalableLine {
         let (fair, now) = (tick.fair, tick.now);
         let line: &Scalars = &fair.nohz().scalars;
         self.kick_deadline
-            .refresh(true, || deadline_from_scalars(line, now));
+            .refresh_if_ahead(now, || deadline_from_scalars(line, now));
         if tick.common && self.kick_deadline.not_due(now) {
             return KickDecision::NoFlags;
         }

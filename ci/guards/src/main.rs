@@ -5,7 +5,8 @@
 //! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`,
 //! `kick-legacy N`: under `Legacy`); `guards pairs N` runs N enter+exit pairs
 //! under each policy. Built with `--cfg nohz_linecount`, `guards t10` counts the stores a
-//! repeated idle entry makes to shared lines (T10), from the build's line-touch records. `BSS_MACHINE` is a kernel's `static` machine, which
+//! repeated idle entry makes to shared lines (T10), and `guards t8g` every policy's shared-line
+//! writes per busy tick and per idle transition (T8g), from the build's line-touch records. `BSS_MACHINE` is a kernel's `static` machine, which
 //! must land in `.bss` (T11). The platform is the smallest one that satisfies the traits, so the counts
 //! are the crate's own.
 
@@ -18,6 +19,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 #[cfg(nohz_linecount)]
 mod t8f;
+#[cfg(nohz_linecount)]
+mod t8g;
 
 const N: usize = 64;
 type Cpu = CpuId<N>;
@@ -287,8 +290,14 @@ fn main() {
                 std::process::exit(1);
             }
         }
+        #[cfg(nohz_linecount)]
+        "t8g" => {
+            if !t8g::run() {
+                std::process::exit(1);
+            }
+        }
         _ => {
-            eprintln!("usage: guards kick|pairs N (and t10, t8f in --cfg nohz_linecount builds)");
+            eprintln!("usage: guards kick|pairs N (and t10, t8f, t8g in --cfg nohz_linecount builds)");
             std::process::exit(2);
         }
     }
