@@ -2,7 +2,10 @@
 //! (a kick that wants balancing carries STATS only when `nohz.next_blocked` is due; a pass
 //! with BALANCE alone balances without refreshing blocked load and without the kernel's
 //! warning; `find_new_ilb` starts from a hash of `jiffies`), and that everything else reads
-//! and writes as `Patched` does.
+//! and writes as `Patched` does. The kernel-path tests (`tests/kernel`) run `Paced` too, but
+//! for those that expect STATS with every balance kick or the BALANCE-alone warning
+//! (`for_each_policy!(except Paced: ..)`): the tests here pin those differences; the
+//! reference model says them (`tests/model`, `paced_machine_follows_the_model`).
 
 use nohz::{Jiffies, KickDecision, KickOutcome, NohzFlags, Paced, Patched, Policy, Warning};
 use nohz_testing::{CPUS, Event, World};
@@ -67,7 +70,9 @@ fn a_balance_kick_carries_stats_only_once_next_blocked_is_due() {
     assert_eq!(f.contains(S), stats_due(&pa));
 }
 
-/// Every reason `nohz_balancer_kick_due` wants balancing takes the same paced flags.
+/// Every reason `nohz_balancer_kick_due` wants balancing takes the same paced flags: BALANCE
+/// without STATS while `nohz.next_blocked` is not due (the kernel-path tests of these reasons,
+/// which expect STATS|BALANCE, leave `Paced` out).
 #[test]
 fn every_balance_reason_is_paced_the_same_way() {
     // Two tasks.
@@ -87,6 +92,27 @@ fn every_balance_reason_is_paced_the_same_way() {
     );
     w.m.rq(w.cpu(0)).set_cpu_capacity(800);
     assert_eq!(flags_of(w.m.nohz_balancer_kick(w.cpu(0), &*w.p)), B);
+    // A misfit task on an asymmetric-capacity machine (the LLC count not consulted).
+    let w = setup::<Paced>(1);
+    w.p.set_asym_cpucapacity(true);
+    assert_eq!(
+        w.m.nohz_balancer_kick(w.cpu(0), &*w.p),
+        KickDecision::NoFlags
+    );
+    w.m.rq(w.cpu(0)).set_misfit_task_load(10);
+    assert_eq!(flags_of(w.m.nohz_balancer_kick(w.cpu(0), &*w.p)), B);
+    // An idle CPU that asym packing prefers.
+    let w = setup::<Paced>(1);
+    w.p.set_llc_size(1);
+    w.rebuild();
+    w.p.set_asym_packing(w.cpu(0), Some(5));
+    w.p.set_asym_packing(w.cpu(2), Some(9));
+    assert_eq!(flags_of(w.m.nohz_balancer_kick(w.cpu(0), &*w.p)), B);
+    // NEXT joins, STATS still not due.
+    let w = setup::<Paced>(2);
+    w.enter(1);
+    assert!(!stats_due(&w));
+    assert_eq!(flags_of(w.m.nohz_balancer_kick(w.cpu(0), &*w.p)), B | X);
 }
 
 /// What the kick decides when balancing is not due, and its early returns, are Patched's:

@@ -1,6 +1,8 @@
 //! The fixes posted to LKML in 2026 (`src/beyond/posted.rs`, feature `posted`), each against
 //! `Patched` on the kernel path it changes: Khan's patch 1 in `_nohz_idle_balance`'s store of
 //! `nohz.next_balance`, Khan's patch 2 in `find_new_ilb`, Hegde's in `nohz_balancer_kick`.
+//! Each also runs every kernel-path test (`tests/kernel`, `for_each_policy!`) and the
+//! state-machine test against the reference model taught its change (`tests/model`).
 
 use nohz::{
     HegdeHk, KHAN_IDLE_CPUS_PER_JIFFY, Khan, KhanNextBalance, KhanRoundRobin, KickDecision,
@@ -276,4 +278,49 @@ fn khan_round_robin_no_longer_coalesces_the_kicks_of_a_jiffy() {
             KickOutcome::Sent(c(5))
         ]
     );
+}
+
+/// Hegde on a machine where every CPU is a housekeeping one (no NO_HZ_FULL CPU): the one
+/// difference from `Patched` is the decision reported when nobody is registered and STATS is
+/// due before balancing is: `Patched` goes to `out` and asks `kick_ilb`, which finds no ILB
+/// (without BALANCE it moves nothing); Hegde returns at its housekeeping test. The machine is left
+/// the same by both (the reference model says the same: `hegde_hk_machine_follows_the_model`).
+#[test]
+fn hegde_without_nohz_full_differs_from_patched_only_in_the_reported_decision() {
+    type Seen = (Vec<usize>, bool, bool, usize, usize, Vec<(usize, usize)>);
+    fn stats_tick_with_nobody_registered<P: Policy>() -> (KickDecision<8>, Seen) {
+        let w = World::<P>::new(4);
+        // CPU 2 registers (nohz.has_blocked_load set) and leaves.
+        w.enter(2);
+        w.busy(2, 1);
+        w.tick(2);
+        w.busy(0, 2);
+        w.advance(40);
+        w.m.nohz()
+            .set_next_balance_for_tests(w.now().add(10), w.now());
+        assert!(w.mask().is_empty() && w.m.nohz().has_blocked_load());
+        let d = w.m.nohz_balancer_kick(w.cpu(0), &*w.p);
+        let n = w.m.nohz();
+        let seen = (
+            w.mask(),
+            n.has_blocked_load(),
+            n.needs_update(),
+            n.next_balance().get(),
+            n.next_blocked().get(),
+            w.ipis(),
+        );
+        (d, seen)
+    }
+    let (pt, pt_seen) = stats_tick_with_nobody_registered::<Patched>();
+    let (hg, hg_seen) = stats_tick_with_nobody_registered::<HegdeHk>();
+    // (NEXT too: CPU 2's entry set nohz.needs_update, which only an ILB pass clears.)
+    assert_eq!(
+        pt,
+        KickDecision::Kick {
+            flags: NohzFlags::STATS | NohzFlags::NEXT,
+            outcome: KickOutcome::NoIlb
+        }
+    );
+    assert_eq!(hg, KickDecision::EmptyMask);
+    assert_eq!(hg_seen, pt_seen, "the same machine after the tick");
 }

@@ -28,6 +28,26 @@
 //!   [`no_ilb`](IdleCpus::no_ilb) ends the kick early when no registered CPU is a
 //!   housekeeping CPU.
 //!
+//! # Divergence from `Patched`
+//!
+//! Each policy changes what its patch changes and nothing else; the reference model says each
+//! change too (`tests/model/reference.rs`, `Beyond`), every kernel-path test runs all four
+//! unchanged (`for_each_policy!`), and `tests/posted.rs` pins each change down:
+//!
+//! - [`KhanNextBalance`]: a completed pass publishes `nohz.next_balance` later by one jiffy
+//!   per [`KHAN_IDLE_CPUS_PER_JIFFY`] registered CPUs; with fewer registered CPUs than that,
+//!   nothing changes (so on the model's machines, 16 CPUs at most, it is `Patched`).
+//! - [`KhanRoundRobin`]: `find_new_ilb` may pick another idle housekeeping CPU than the
+//!   lowest (never the kicker, always idle now), and the kicks of one jiffy no longer
+//!   coalesce on one pending CPU.
+//! - [`Khan`] makes both changes.
+//! - [`HegdeHk`]: with no registered CPU a housekeeping one, a due tick, or a not-due tick
+//!   wanting STATS, returns `EmptyMask` with no kick: no `kick_ilb`, so a due tick leaves
+//!   `nohz.next_balance` where it was, which `Patched`'s moves to the next jiffy. On a machine
+//!   without NO_HZ_FULL CPUs (every CPU a housekeeping one) that happens only with nobody
+//!   registered, where the machine is left as `Patched` leaves it and only the decision
+//!   reported differs: `EmptyMask` where `Patched` reports a STATS kick that found no ILB.
+//!
 //! **Orderings.** The only new shared state is `nohz.ilb_cpu_last`, read and written
 //! `Relaxed`, as the kernel's plain accesses to it are (a racy hint: two kickers may both
 //! start from the same place and pick the same CPU, which the csd ownership of `kick_ilb`

@@ -12,7 +12,7 @@
 
 use crate::machine::{Sut, View, diff, sut_view};
 use crate::reference::{Call, KeyOp, Knob, Pol, Step, Wk};
-use crate::state_machine::{machine, replay};
+use crate::state_machine::{machine_for, replay};
 use nohz::platform::TickHardware;
 use nohz::{
     CpuError, CpuId, Jiffies, Legacy, NohzFlags, NrCpuIds, Patched, Policy, StaticKey,
@@ -36,7 +36,7 @@ fn deeds(mut v: View) -> View {
 }
 
 fn boot<P: Policy>(nr: usize, nohz_full: &[usize], setup: &[Step]) -> Sut<P> {
-    let (sut, _) = replay::<P>(machine(crate::machine::pol::<P>(), nr, nohz_full), setup);
+    let (sut, _) = replay::<P>(machine_for::<P>(nr, nohz_full), setup);
     sut
 }
 
@@ -169,7 +169,7 @@ fn static_key_dec_at_zero_is_an_error<P: Policy>() {
     assert_eq!(t.count(), 0);
     // The machine's irqtime key: only the warning changes (the model checks the rest).
     let (sut, model) = replay::<P>(
-        machine(crate::machine::pol::<P>(), 2, &[]),
+        machine_for::<P>(2, &[]),
         &[Step::Key(KeyOp::Dec), Step::Key(KeyOp::Dec)],
     );
     assert_eq!(sut.m.sched_clock_irqtime().count(), 0);
@@ -268,7 +268,7 @@ fn enter_and_exit_for_another_cpu_warn_then_act<P: Policy>() {
 fn idle_exit_without_entry_warns_then_acts<P: Policy>() {
     // A plain CPU: only INIDLE would have been cleared.
     let (sut, _) = replay::<P>(
-        machine(crate::machine::pol::<P>(), 4, &[]),
+        machine_for::<P>(4, &[]),
         &[Step::ExitOutsideIdle(2), Step::ExitOutsideIdle(2)],
     );
     assert_eq!(
@@ -291,9 +291,9 @@ fn idle_exit_without_entry_warns_then_acts<P: Policy>() {
         },
         Step::ExitOutsideIdle(3),
     ];
-    let (sut, _) = replay::<P>(machine(crate::machine::pol::<P>(), 4, &[3]), &steps[..3]);
+    let (sut, _) = replay::<P>(machine_for::<P>(4, &[3]), &steps[..3]);
     assert!(sut.m.tick_sched(sut.cpu(3)).tick_stopped());
-    let (sut, model) = replay::<P>(machine(crate::machine::pol::<P>(), 4, &[3]), &steps);
+    let (sut, model) = replay::<P>(machine_for::<P>(4, &[3]), &steps);
     assert!(!sut.m.tick_sched(sut.cpu(3)).tick_stopped());
     assert_eq!(model.warn_kind.get(&Wk::IdleExitOutsideIdle), Some(&2));
 }
@@ -301,7 +301,7 @@ fn idle_exit_without_entry_warns_then_acts<P: Policy>() {
 fn a_csd_run_without_kick_bits_warns_then_acts<P: Policy>() {
     // Idle CPU 2: the (empty) flags go to a raised softirq, which then balances CPU 2 itself.
     let (sut, model) = replay::<P>(
-        machine(crate::machine::pol::<P>(), 4, &[]),
+        machine_for::<P>(4, &[]),
         &[Step::SpuriousCsd(2), Step::Softirq(2)],
     );
     assert_eq!(sut.m.warnings().of_kind(Warning::CsdWithoutKick), 1);
@@ -313,7 +313,7 @@ fn a_csd_run_without_kick_bits_warns_then_acts<P: Policy>() {
     }));
     // A pending NEWILB is consumed with it; a busy CPU raises nothing.
     let (sut, model) = replay::<P>(
-        machine(crate::machine::pol::<P>(), 4, &[]),
+        machine_for::<P>(4, &[]),
         &[
             Step::IdleEnter(1),
             Step::IdleStop(1),
@@ -372,7 +372,7 @@ fn mixing_the_key_apis_warns_then_acts<P: Policy>() {
             dt: 500,
         },
     ];
-    let (sut, model) = replay::<P>(machine(crate::machine::pol::<P>(), 2, &[]), &steps);
+    let (sut, model) = replay::<P>(machine_for::<P>(2, &[]), &steps);
     match model.cfg.policy {
         Pol::Patched => {
             // The key held twice: enable and disable warn; irqtime stays on and accounts.
@@ -397,7 +397,7 @@ fn mixing_the_key_apis_warns_then_acts<P: Policy>() {
 fn remote_calls_in_the_state_machine_are_modelled<P: Policy>() {
     // The same hostile calls as state-machine steps: the model agrees with the crate.
     replay::<P>(
-        machine(crate::machine::pol::<P>(), 3, &[]),
+        machine_for::<P>(3, &[]),
         &[
             Step::Remote {
                 from: 0,

@@ -62,6 +62,51 @@ pub enum Pol {
     Legacy,
 }
 
+/// What a policy beyond the kernel changes in `Patched`'s behaviour, where the model says it
+/// too (all off: the kernel's). Each is written from the policy's description
+/// (`src/beyond/paced.rs`, `src/beyond/posted.rs`), not from its code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Beyond {
+    /// `Paced`'s kick: a kick that wants balancing asks STATS only if the time checks found
+    /// the blocked-load refresh due (BALANCE alone otherwise, and the pass counts no warning
+    /// for it); NEXT goes alone only while `nohz.next_balance` is more than a jiffy ahead.
+    pub paced_kick: bool,
+    /// Where `find_new_ilb` starts its scan of the idle housekeeping CPUs.
+    pub ilb_pick: IlbPick,
+    /// Khan's patch 1: a completed pass publishes `nohz.next_balance` later by one jiffy per
+    /// `KHAN_IDLE_CPUS_PER_JIFFY` registered CPUs. (The model's machines have at most 16
+    /// CPUs, so the term is 0 here: `tests/posted.rs` pins it on 200.)
+    pub khan_next_balance: bool,
+    /// Hegde's patch: the kick returns (`EmptyMask`) when no registered CPU is a housekeeping
+    /// one: once balancing is due, before its tests; when it is not, only if STATS was set.
+    pub hegde_hk: bool,
+}
+
+/// `find_new_ilb`'s scan order over the registered idle housekeeping CPUs (the first one
+/// that is not the kicker and is idle is picked; every order wraps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IlbPick {
+    /// The kernel's: from CPU 0.
+    #[default]
+    Lowest,
+    /// `Paced`: from `ilb_start(jiffies, nr_cpu_ids)`, a Fibonacci hash of the raw jiffies
+    /// word scaled into `0..nr_cpu_ids`.
+    Hashed,
+    /// Khan's patch 2: from `nohz.ilb_cpu_last + 1` (at most `nr_cpu_ids`, which starts at
+    /// 0), storing the CPU picked there.
+    RoundRobin,
+}
+
+/// `KHAN_IDLE_CPUS_PER_JIFFY`: the idle CPUs per jiffy of Khan's patch 1 as reconstructed.
+pub const KHAN_IDLE_CPUS_PER_JIFFY: usize = 64;
+
+/// Where `Paced`'s scan starts at raw jiffies `j` on `nr` CPU ids: `j` times 2^64 / φ (the
+/// Fibonacci constant), modulo 2^64, as a fraction of 2^64, times `nr`, rounded down.
+pub fn paced_ilb_start(j: usize, nr: usize) -> usize {
+    let h = (j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((u128::from(h) * nr as u128) >> 64) as usize
+}
+
 /// The warning kinds, named as the crate names them (the projection matches by name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Wk {
@@ -348,6 +393,8 @@ impl fmt::Debug for Step {
 #[derive(Clone, PartialEq, Eq)]
 pub struct Config {
     pub policy: Pol,
+    /// What a policy beyond the kernel changes (the kernel's: the default).
+    pub beyond: Beyond,
     pub nr: usize,
     /// The lowest CPU of each CPU's cache group (contiguous groups, 1 to 4 of them).
     pub llc: Vec<usize>,
@@ -403,6 +450,9 @@ impl fmt::Debug for Config {
         }
         if self.asym_capacity {
             write!(f, ", asym_capacity")?;
+        }
+        if self.beyond != Beyond::default() {
+            write!(f, ", {:?}", self.beyond)?;
         }
         write!(f, ", jiffies: MAX-{} }}", usize::MAX - self.start)
     }
@@ -593,6 +643,8 @@ pub struct Model {
     pub next_blocked: u128,
     /// `Legacy` only: `nohz.nr_cpus`.
     pub nr_cpus: u32,
+    /// `IlbPick::RoundRobin` only: `nohz.ilb_cpu_last`.
+    pub ilb_cpu_last: usize,
     /// `nr_busy_cpus`, indexed by the LLC's lowest CPU.
     pub llc_busy: Vec<i32>,
     /// `sched_asym_cpucapacity`: some CPU with a domain has an asymmetric-capacity one (set
@@ -638,6 +690,7 @@ impl Model {
             next_balance: now,
             next_blocked: now,
             nr_cpus: 0,
+            ilb_cpu_last: 0,
             llc_busy: vec![0; nr],
             asym_key: false,
             do_timer: Some(0),
@@ -1096,15 +1149,29 @@ impl Model {
         if self.has_blocked_load && now > self.next_blocked {
             flags = STATS;
         }
-        if now >= self.next_balance {
+        let due = now >= self.next_balance;
+        // Hegde: no registered housekeeping CPU ends the kick, due or wanting STATS.
+        if self.cfg.beyond.hegde_hk
+            && (due || flags & STATS != 0)
+            && !(0..self.nr()).any(|i| self.mask[i] && self.cfg.housekeeping[i])
+        {
+            return Decision::EmptyMask;
+        }
+        if due {
             if !self.legacy() && self.nobody_tickless() {
                 return Decision::EmptyMask;
             }
             if self.busy_reason(c) {
-                flags = STATS | BALANCE;
+                flags = if self.cfg.beyond.paced_kick {
+                    flags | BALANCE
+                } else {
+                    STATS | BALANCE
+                };
             }
         }
-        if self.needs_update {
+        if self.needs_update
+            && (!self.cfg.beyond.paced_kick || flags != 0 || self.next_balance > now + 1)
+        {
             flags |= NEXT;
         }
         if flags == 0 {
@@ -1140,9 +1207,7 @@ impl Model {
         if flags & BALANCE != 0 {
             self.next_balance = self.now + 1;
         }
-        let ilb = (0..self.nr())
-            .find(|&i| self.mask[i] && self.cfg.housekeeping[i] && i != c && self.cpus[i].idle());
-        let Some(ilb) = ilb else {
+        let Some(ilb) = self.find_new_ilb(c) else {
             return Outcome::NoIlb;
         };
         let old = self.cpus[ilb].nohz_flags;
@@ -1160,6 +1225,23 @@ impl Model {
         self.cpus[ilb].csd_busy = true;
         self.emit(Ev::Ipi { from: c, to: ilb });
         Outcome::Sent(ilb)
+    }
+
+    /// The first registered idle housekeeping CPU but the kicker `c`, in the policy's order.
+    fn find_new_ilb(&mut self, c: usize) -> Option<usize> {
+        let nr = self.nr();
+        let start = match self.cfg.beyond.ilb_pick {
+            IlbPick::Lowest => 0,
+            IlbPick::Hashed => paced_ilb_start(self.now as usize, nr),
+            IlbPick::RoundRobin => (self.ilb_cpu_last + 1).min(nr),
+        };
+        let ilb = (start..nr)
+            .chain(0..start)
+            .find(|&i| self.mask[i] && self.cfg.housekeeping[i] && i != c && self.cpus[i].idle());
+        if let (Some(i), IlbPick::RoundRobin) = (ilb, self.cfg.beyond.ilb_pick) {
+            self.ilb_cpu_last = i;
+        }
+        ilb
     }
 
     fn nohz_csd_ipi(&mut self, c: usize) {
@@ -1224,7 +1306,7 @@ impl Model {
         let mut has_blocked = false;
         let mut update_next = false;
         let stats = flags & STATS != 0;
-        if flags & KICK_MASK == BALANCE {
+        if flags & KICK_MASK == BALANCE && !self.cfg.beyond.paced_kick {
             self.warn(Some(c), Wk::BalanceWithoutStats);
         }
         if stats {
@@ -1272,6 +1354,10 @@ impl Model {
         if end == PassEnd::Completed {
             if update_next {
                 self.next_balance = next;
+                if self.cfg.beyond.khan_next_balance {
+                    let weight = self.mask.iter().filter(|&&b| b).count();
+                    self.next_balance += (weight / KHAN_IDLE_CPUS_PER_JIFFY) as u128;
+                }
             }
             if stats {
                 self.next_blocked = now + NEXT_BLOCKED_PERIOD;

@@ -1,14 +1,20 @@
-//! The NOHZ state machine against the reference model, for both policies
-//! (`proptest-state-machine`: the model is the reference state machine, the crate the system
-//! under test), plus replays of fixed sequences through the same checks and a test that the
-//! generators reach the behaviours the properties are about.
+//! The NOHZ state machine against the reference model, for every policy but `ShardedHint`
+//! (`sharded_hint.rs`) (`proptest-state-machine`: the model is the reference state machine,
+//! the crate the system under test), plus replays of fixed sequences through the same checks
+//! and tests that the generators reach the behaviours the properties are about. The policies
+//! beyond the kernel that change observables (`Paced`, the posted fixes) run against the
+//! model taught what each changes (`reference::Beyond`); `Scalable` and `ShardedStrict`
+//! against the kernel's.
 
-use crate::machine::{Sut, check, pol};
+use crate::machine::{Sut, beyond, check, pol};
 use crate::reference::{
-    Call, Config, Decision, Ev, Model, Outcome, PassEnd, Pol, STATS, Step, StopFacts, Wk,
+    BALANCE, Beyond, Call, Config, Decision, Ev, Model, Outcome, PassEnd, Pol, STATS, Step,
+    StopFacts, Wk,
 };
 use crate::strategy;
-use nohz::{Legacy, Patched, Policy, Scalable};
+use nohz::{
+    HegdeHk, Khan, KhanNextBalance, KhanRoundRobin, Legacy, Paced, Patched, Policy, Scalable,
+};
 use nohz_testing::ShardedStrict;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -24,7 +30,9 @@ impl<P: Policy> ReferenceStateMachine for NohzSm<P> {
     type Transition = Step;
 
     fn init_state() -> BoxedStrategy<Model> {
-        strategy::config(pol::<P>()).prop_map(Model::new).boxed()
+        strategy::config(pol::<P>(), beyond::<P>())
+            .prop_map(Model::new)
+            .boxed()
     }
 
     fn transitions(state: &Model) -> BoxedStrategy<Step> {
@@ -71,6 +79,13 @@ fn sm_config() -> ProptestConfig {
     crate::config(2000)
 }
 
+/// The posted fixes: a quarter of the kernel's runs each (each changes one or two branches
+/// of `Patched`, which runs the full count; the generators reach them in this many runs:
+/// `the_generators_reach_what_each_beyond_kernel_policy_changes`).
+fn beyond_config() -> ProptestConfig {
+    crate::config(500)
+}
+
 prop_state_machine! {
     #![proptest_config(sm_config())]
 
@@ -93,6 +108,36 @@ prop_state_machine! {
     /// (spec sharded-idle.md §2.9, the strict differential).
     #[test]
     fn sharded_strict_machine_follows_the_model(sequential STEPS => NohzSm<ShardedStrict>);
+
+    /// Paced against the model taught what it changes (`reference::Beyond`): its kick asks
+    /// STATS with BALANCE only when `nohz.next_blocked` is due, NEXT alone only while
+    /// `nohz.next_balance` is more than a jiffy ahead, and `find_new_ilb` scans from the
+    /// hashed start. (As many runs as the kernel's: its BALANCE-alone pass is rare in them.)
+    #[test]
+    fn paced_machine_follows_the_model(sequential STEPS => NohzSm<Paced>);
+}
+
+// The posted fixes, each against the model taught what it changes (`reference::Beyond`),
+// under the same projection as Patched.
+prop_state_machine! {
+    #![proptest_config(beyond_config())]
+
+    /// Khan's patch 1: on the model's machines (16 CPUs at most, under one word of idle
+    /// CPUs) the scaled deadline is `Patched`'s.
+    #[test]
+    fn khan_next_balance_machine_follows_the_model(sequential STEPS => NohzSm<KhanNextBalance>);
+
+    /// Khan's patch 2: `find_new_ilb` round robin from `nohz.ilb_cpu_last`.
+    #[test]
+    fn khan_round_robin_machine_follows_the_model(sequential STEPS => NohzSm<KhanRoundRobin>);
+
+    /// Both of Khan's patches.
+    #[test]
+    fn khan_machine_follows_the_model(sequential STEPS => NohzSm<Khan>);
+
+    /// Hegde's patch: the kick's early return when no registered CPU is a housekeeping one.
+    #[test]
+    fn hegde_hk_machine_follows_the_model(sequential STEPS => NohzSm<HegdeHk>);
 }
 
 /// Runs `steps` on a fresh machine and model, checking every property after each.
@@ -109,12 +154,21 @@ pub fn replay<P: Policy>(cfg: Config, steps: &[Step]) -> (Sut<P>, Model) {
     (sut, model)
 }
 
+/// [`machine`] for the crate's policy `P`, with what the model changes for it.
+pub fn machine_for<P: Policy>(nr: usize, nohz_full: &[usize]) -> Config {
+    Config {
+        beyond: beyond::<P>(),
+        ..machine(pol::<P>(), nr, nohz_full)
+    }
+}
+
 /// `nr` CPUs in one LLC, NO_HZ_FULL as given (also out of housekeeping), jiffies 50 before
-/// the wrap.
+/// the wrap; a kernel policy.
 pub fn machine(policy: Pol, nr: usize, nohz_full: &[usize]) -> Config {
     let full: Vec<bool> = (0..nr).map(|c| nohz_full.contains(&c)).collect();
     Config {
         policy,
+        beyond: Beyond::default(),
         nr,
         llc: vec![0; nr],
         isolated: vec![false; nr],
@@ -137,7 +191,7 @@ const SEED_001: [Step; 5] = [
 ];
 
 fn seed_001_facts<P: Policy>() -> StopFacts {
-    let (_, model) = replay::<P>(machine(pol::<P>(), 4, &[3]), &SEED_001);
+    let (_, model) = replay::<P>(machine_for::<P>(4, &[3]), &SEED_001);
     model.out.stop.expect("an idle stop attempt")
 }
 
@@ -207,6 +261,52 @@ fn a_kick_and_its_ilb_pass_across_the_wrap() {
         cpu: 1,
         idle: true
     }));
+}
+
+/// Paced through the model, step by step: a pass with STATS, then, balancing due again before
+/// `nohz.next_blocked`, a kick with BALANCE alone whose pass balances CPU 1 and counts no
+/// warning (the branch the generated runs reach least often).
+#[test]
+fn a_paced_balance_kick_without_stats_follows_the_model() {
+    let steps = [
+        Step::IdleEnter(1),
+        Step::IdleStop(1),
+        Step::RunTask(0),
+        Step::RunTask(0),
+        Step::Advance(1),
+        Step::Tick(0),
+        Step::DeliverIpi(1),
+        Step::Softirq(1),
+        Step::Advance(4),
+        Step::Tick(0),
+    ];
+    let (mut sut, mut model) = replay::<Paced>(machine_for::<Paced>(2, &[]), &steps);
+    assert_eq!(
+        model.out.decision,
+        Some(Some(Decision::Kick {
+            flags: BALANCE,
+            outcome: Outcome::Sent(1)
+        }))
+    );
+    for step in [Step::DeliverIpi(1), Step::Softirq(1)] {
+        model.apply(step);
+        sut.apply(step, false);
+        check(&sut, &model);
+    }
+    assert!(model.out.events.contains(&Ev::Balance {
+        by: 1,
+        cpu: 1,
+        idle: true
+    }));
+    assert!(
+        !model
+            .out
+            .events
+            .iter()
+            .any(|e| matches!(e, Ev::Decay { .. })),
+        "no blocked-load refresh"
+    );
+    assert_eq!(model.warn_kind.get(&Wk::BalanceWithoutStats), None);
 }
 
 /// How often each behaviour a property is about shows up in generated runs (model only).
@@ -370,4 +470,74 @@ fn the_generators_reach_every_interesting_behaviour() {
         patched.patched_stopped_earlier > 0,
         "Patched registering an earlier-stopped tick: {patched:?}"
     );
+}
+
+/// What the model's beyond-kernel branches (`reference::Beyond`) did in generated runs of
+/// `P`: steps whose outcome they changed (the same step from the same state on the kernel's
+/// model ends otherwise), and ILB passes that ran with BALANCE and no STATS.
+#[derive(Debug, Default)]
+struct BeyondReach {
+    changed: u32,
+    balance_only_passes: u32,
+}
+
+fn beyond_reach<P: Policy>(runs: usize) -> BeyondReach {
+    let mut runner = TestRunner::deterministic();
+    let mut reach = BeyondReach::default();
+    for _ in 0..runs {
+        let mut state = NohzSm::<P>::init_state()
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        for _ in 0..*STEPS.end() {
+            let step = NohzSm::<P>::transitions(&state)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            let mut kernel = state.clone();
+            kernel.cfg.beyond = Beyond::default();
+            if let Step::Softirq(c) = step {
+                let cpu = &state.cpus[c];
+                if cpu.idle_balance && cpu.nohz_idle_balance & (BALANCE | STATS) == BALANCE {
+                    reach.balance_only_passes += 1;
+                }
+            }
+            state.apply(step);
+            kernel.apply(step);
+            let same = state.out == kernel.out
+                && state.cpus == kernel.cpus
+                && state.warn_kind == kernel.warn_kind
+                && (
+                    state.next_balance,
+                    state.needs_update,
+                    state.has_blocked_load,
+                ) == (
+                    kernel.next_balance,
+                    kernel.needs_update,
+                    kernel.has_blocked_load,
+                );
+            reach.changed += u32::from(!same);
+        }
+    }
+    reach
+}
+
+/// The generators reach what each beyond-kernel policy changes, in fewer runs than its
+/// property test makes (so those tests are not vacuous): every one but Khan's patch 1, whose term is 0
+/// on the model's machines of at most 16 CPUs (the model then checks that it is `Patched`
+/// there; `tests/posted.rs` pins the term on 200 CPUs).
+#[test]
+fn the_generators_reach_what_each_beyond_kernel_policy_changes() {
+    let runs = 200;
+    let paced = beyond_reach::<Paced>(runs);
+    assert!(paced.changed > 0, "Paced: {paced:?}");
+    assert!(paced.balance_only_passes > 0, "Paced: {paced:?}");
+    for (name, reach) in [
+        ("KhanRoundRobin", beyond_reach::<KhanRoundRobin>(runs)),
+        ("Khan", beyond_reach::<Khan>(runs)),
+        ("HegdeHk", beyond_reach::<HegdeHk>(runs)),
+    ] {
+        assert!(reach.changed > 0, "{name}: {reach:?}");
+    }
+    assert_eq!(beyond_reach::<KhanNextBalance>(runs).changed, 0);
 }

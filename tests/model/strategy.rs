@@ -7,7 +7,7 @@
 //! Arms come simplest first: proptest's unions shrink towards earlier arms, so a shrunk
 //! sequence reads as clocks, ticks and task changes wherever the failure allows.
 
-use crate::reference::{Call, Config, Ctx, KeyOp, Knob, Model, N, Pol, Step};
+use crate::reference::{Beyond, Call, Config, Ctx, KeyOp, Knob, Model, N, Pol, Step};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::Union;
@@ -18,7 +18,7 @@ use proptest::strategy::Union;
 ///
 /// Every per-CPU choice is drawn for all 16 CPUs and cut to `nr` afterwards, so shrinking `nr`
 /// leaves the rest of the machine as it was.
-pub fn config(policy: Pol) -> impl Strategy<Value = Config> {
+pub fn config(policy: Pol, beyond: Beyond) -> impl Strategy<Value = Config> {
     let nr = prop_oneof![3 => 1usize..=4, 3 => 5usize..=8, 1 => 9usize..=16];
     // Each optional feature is off in half the machines, and sparse where on.
     let some = |p: f64| {
@@ -46,6 +46,7 @@ pub fn config(policy: Pol) -> impl Strategy<Value = Config> {
                 let nohz_full: Vec<bool> = (0..nr).map(|c| c != 0 && full[c]).collect();
                 Config {
                     policy,
+                    beyond,
                     nr,
                     llc,
                     isolated: isolated[..nr].to_vec(),
