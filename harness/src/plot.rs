@@ -398,13 +398,15 @@ fn draw_legend(
     Ok(())
 }
 
-/// The utilization axis: linear, its ticks at the reports' utilizations and nowhere else.
-struct UtilAxis {
-    inner: RangedCoordf64,
-    ticks: Vec<f64>,
+/// An axis with the ticks given: labelled ones (`bold`) and lighter grid lines (`light`),
+/// and no others (the utilization axis: the reports' utilizations; a log axis: 1, 2, 5 x 10^k).
+struct Ticked<R> {
+    inner: R,
+    bold: Vec<f64>,
+    light: Vec<f64>,
 }
 
-impl Ranged for UtilAxis {
+impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
     type FormatOption = DefaultFormatting;
     type ValueType = f64;
 
@@ -414,14 +416,56 @@ impl Ranged for UtilAxis {
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
         if hint.weight().allow_light_points() {
-            Vec::new()
+            self.light.clone()
         } else {
-            self.ticks.clone()
+            self.bold.clone()
         }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
         self.inner.range()
+    }
+}
+
+/// A log axis's ticks from `lo` to `hi` (both positive): the powers of ten labelled, or 1, 2
+/// and 5 times them when fewer than three powers fall in the range; the other multiples light.
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let mut all: Vec<(f64, u32)> = Vec::new();
+    for k in lo.log10().floor() as i32..=hi.log10().floor() as i32 {
+        for m in 1..10u32 {
+            // m x 10^k, written so that 10^-2 is 0.01 exactly as printed.
+            let v = if k < 0 {
+                f64::from(m) / 10f64.powi(-k)
+            } else {
+                f64::from(m) * 10f64.powi(k)
+            };
+            if (lo..=hi).contains(&v) {
+                all.push((v, m));
+            }
+        }
+    }
+    let decades = all.iter().filter(|(_, m)| *m == 1).count();
+    let labelled = |m: u32| m == 1 || (decades < 3 && (m == 2 || m == 5));
+    let pick = |want: bool| {
+        all.iter()
+            .filter(|&&(_, m)| labelled(m) == want)
+            .map(|&(v, _)| v)
+            .collect()
+    };
+    (pick(true), pick(false))
+}
+
+/// A tick's label: at most three significant digits, no trailing zeros.
+fn tick_label(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
     }
 }
 
@@ -433,9 +477,10 @@ fn draw_sweep_panel(
     let first = f64::from(utils[0]);
     let last = f64::from(utils[utils.len() - 1]);
     let pad = ((last - first) * 0.08).max(2.0);
-    let x = UtilAxis {
-        inner: (first - pad..last + pad).into(),
-        ticks: utils.iter().map(|&u| f64::from(u)).collect(),
+    let x = Ticked {
+        inner: RangedCoordf64::from(first - pad..last + pad),
+        bold: utils.iter().map(|&u| f64::from(u)).collect(),
+        light: Vec::new(),
     };
     let ys = || {
         panel
@@ -452,7 +497,14 @@ fn draw_sweep_panel(
         .x_label_area_size(36)
         .y_label_area_size(60);
     if panel.log {
-        let chart = builder.build_cartesian_2d(x, (lo / 1.5..hi * 1.5).log_scale())?;
+        let (lo, hi) = (lo / 1.5, hi * 1.5);
+        let (bold, light) = log_ticks(lo, hi);
+        let y = Ticked {
+            inner: LogCoord::from((lo..hi).log_scale()),
+            bold,
+            light,
+        };
+        let chart = builder.build_cartesian_2d(x, y)?;
         draw_sweep_lines(chart, panel)
     } else {
         let lo = lo.min(0.0);
@@ -474,6 +526,7 @@ where
         .configure_mesh()
         .x_desc("utilization")
         .x_label_formatter(&|x| format!("{x:.0} %"))
+        .y_label_formatter(&|y| tick_label(*y))
         .draw()?;
     for (k, line) in &panel.lines {
         let color = COLORS[k % COLORS.len()];
@@ -481,4 +534,38 @@ where
         chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three decades or more: the powers of ten labelled; fewer: 1, 2 and 5 times them.
+    #[test]
+    fn log_ticks_label_decades_or_one_two_five() {
+        let (bold, light) = log_ticks(0.004, 150.0);
+        assert_eq!(bold, [0.01, 0.1, 1.0, 10.0, 100.0]);
+        // 0.004..0.009, then 2..9 times each of 0.01, 0.1, 1 and 10.
+        assert_eq!(light.len(), 6 + 8 * 4);
+        let (bold, light) = log_ticks(650.0, 40_000.0);
+        assert_eq!(bold, [1000.0, 2000.0, 5000.0, 10_000.0, 20_000.0]);
+        assert!(light.contains(&700.0) && light.contains(&30_000.0));
+        assert!(light.iter().all(|v| (650.0..=40_000.0).contains(v)));
+    }
+
+    #[test]
+    fn tick_labels_have_three_significant_digits_at_most() {
+        for (v, s) in [
+            (0.0, "0"),
+            (0.01, "0.01"),
+            (0.5, "0.5"),
+            (2.0, "2"),
+            (1.25, "1.25"),
+        ] {
+            assert_eq!(tick_label(v), s);
+        }
+        for (v, s) in [(1400.0, "1400"), (120_000.0, "120000"), (0.3333, "0.333")] {
+            assert_eq!(tick_label(v), s);
+        }
+    }
 }
