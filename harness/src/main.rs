@@ -432,6 +432,16 @@ struct Cli {
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
 
+    /// Run nothing: draw the engine's balancing metrics against utilization into FILE (SVG),
+    /// from REPORTs that `--engine virtual --util PCT --json` (or `--out`) wrote, one per
+    /// utilization, of one scenario: a line per policy through its median over the seeds.
+    #[arg(long, value_name = "FILE.svg", requires = "reports")]
+    plot_sweep: Option<std::path::PathBuf>,
+
+    /// `--plot-sweep`: the JSON reports to draw.
+    #[arg(value_name = "REPORT", requires = "plot_sweep")]
+    reports: Vec<std::path::PathBuf>,
+
     /// Exit with status 1 if any run of a policy other than legacy shows an invariant
     /// violation, a warning or an invisible idle tick. Inconclusive comparisons do not fail.
     #[arg(long)]
@@ -566,8 +576,26 @@ fn usage_error(msg: &str) -> ExitCode {
     ExitCode::from(EXIT_USAGE)
 }
 
+/// `--plot-sweep OUT REPORT...`: the reports read, drawn against utilization into `out`.
+fn plot_sweep(out: &std::path::Path, reports: &[std::path::PathBuf]) -> ExitCode {
+    let mut texts = Vec::new();
+    for path in reports {
+        match std::fs::read_to_string(path) {
+            Ok(t) => texts.push((path.display().to_string(), t)),
+            Err(e) => return usage_error(&format!("cannot read {}: {e}", path.display())),
+        }
+    }
+    match nohz_stress::plot::sweep_svg(&texts).and_then(|svg| write_file(out, &svg)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(&e),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(out) = &cli.plot_sweep {
+        return plot_sweep(out, &cli.reports);
+    }
     if cli.validate_model {
         return validate_model(cost_params(&cli), cli.calibrate, cli.pair_work);
     }
@@ -972,6 +1000,7 @@ fn virtual_main(cli: &Cli) -> ExitCode {
     let seconds = cli.seconds.unwrap_or(0.2);
     let policies = cli.policy.policies();
     let mut report = Report::new();
+    report.util_pct = cli.util;
     let show_progress = std::io::stderr().is_terminal();
     let opts = engine::scenario::LoadOpts {
         threads: cli.threads.map(|t| t as usize),

@@ -78,6 +78,9 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The closing summary: violations, verdicts.
     pub summary: Summary,
+    /// `--engine virtual --util`: the utilization the arriving tasks were set to, per cent
+    /// (`None`: the scenario's own rate); `--plot-sweep` places the report by it.
+    pub util_pct: Option<u32>,
 }
 
 /// The closing summary.
@@ -388,6 +391,7 @@ impl Report {
             comparisons: Vec::new(),
             notes: Vec::new(),
             summary: Summary::default(),
+            util_pct: None,
         }
     }
 

@@ -454,3 +454,158 @@ fn the_plot_of_an_engine_run_has_the_quality_panels() {
         );
     }
 }
+
+/// A 5 ms `--policy all` frontier report on 64 CPUs at `--util` `util` (none: the scenario's
+/// own rate), written by `--out` to a temporary file.
+fn frontier_report(tag: &str, util: Option<&str>) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("nohz-sweep-{tag}-{}.json", std::process::id()));
+    let mut args = vec![
+        "--engine",
+        "virtual",
+        "--scenario",
+        "frontier",
+        "--cpus",
+        "64",
+        "--seconds",
+        "0.005",
+        "--runs",
+        "1",
+        "--policy",
+        "all",
+        "--check-every",
+        "0",
+        "--out",
+        path.to_str().expect("a UTF-8 temporary path"),
+    ];
+    if let Some(u) = util {
+        args.extend_from_slice(&["--util", u]);
+    }
+    let out = nohz_stress(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path
+}
+
+/// `--plot-sweep` draws two reports at 10 and 50 % utilization: a panel per balancing metric,
+/// in each a two-point line per policy (one colour each, as in the legend), and the two
+/// utilizations on the x axis.
+#[test]
+fn the_sweep_plot_has_a_panel_per_metric_and_a_line_per_policy() {
+    let (r10, r50) = (
+        frontier_report("10", Some("10")),
+        frontier_report("50", Some("50")),
+    );
+    let svg_path = std::env::temp_dir().join(format!("nohz-sweep-{}.svg", std::process::id()));
+    // Given out of order: the x axis sorts them.
+    let out = nohz_stress(&[
+        "--plot-sweep",
+        svg_path.to_str().unwrap(),
+        r50.to_str().unwrap(),
+        r10.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&svg_path).expect("the SVG was written");
+    for p in [&r10, &r50, &svg_path] {
+        let _ = std::fs::remove_file(p);
+    }
+    let metrics = [
+        "ilb_cpu_ms_per_s",
+        "ilb_busiest_share",
+        "idle_while_waiting_ms_per_s",
+        "runnable_wait_us_p99",
+        "throughput",
+        "ilb_passes_per_sec",
+        "kicks_per_sec",
+    ];
+    let panels = metrics.len();
+    for metric in metrics {
+        assert!(
+            svg.contains(&format!("frontier: {metric} (median")),
+            "no {metric} panel"
+        );
+    }
+    for policy in ["legacy", "patched", "scalable", "sharded"] {
+        assert!(
+            svg.contains(&format!("\n{policy}\n")),
+            "no {policy} in the legend"
+        );
+    }
+    for util in ["10 %", "50 %"] {
+        assert_eq!(
+            svg.matches(&format!("\n{util}\n")).count(),
+            panels,
+            "{util} is not on every panel's axis"
+        );
+    }
+    // The lines: 2 px polylines, by colour; each colour has the legend's and one a panel.
+    let mut by_color: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for el in svg.split("<polyline").skip(1) {
+        let attr = |name: &str| {
+            let at = el.find(&format!(" {name}=\""))? + name.len() + 3;
+            el[at..].split('"').next()
+        };
+        if attr("stroke-width") == Some("2") {
+            let points = attr("points").unwrap().split_whitespace().count();
+            by_color
+                .entry(attr("stroke").unwrap())
+                .or_default()
+                .push(points);
+        }
+    }
+    assert_eq!(by_color.len(), 4, "one colour per policy: {by_color:?}");
+    for (color, lines) in &by_color {
+        assert_eq!(lines, &vec![2; panels + 1], "{color}'s lines");
+    }
+}
+
+/// `--plot-sweep`'s bad inputs are explained, exit 2 and write nothing: a missing file, one
+/// that is not JSON, a report of the threads engine, one without `--util`, two reports at one
+/// utilization, and no report at all.
+#[test]
+fn the_sweep_plot_refuses_bad_reports() {
+    let dir = std::env::temp_dir();
+    let id = std::process::id();
+    let svg = dir.join(format!("nohz-sweep-bad-{id}.svg"));
+    let svg = svg.to_str().unwrap();
+    let at30 = frontier_report("bad30", Some("30"));
+    let own = frontier_report("bad-own", None);
+    let garbage = dir.join(format!("nohz-sweep-garbage-{id}.json"));
+    std::fs::write(&garbage, "not json").unwrap();
+    let threads = dir.join(format!("nohz-sweep-threads-{id}.json"));
+    std::fs::write(
+        &threads,
+        r#"{"runs": [{"engine": "threads", "scenario": "churn", "policy": "legacy"}],
+            "util_pct": 10}"#,
+    )
+    .unwrap();
+    let missing = dir.join(format!("nohz-sweep-missing-{id}.json"));
+    let [at30, own, garbage, threads, missing] =
+        [&at30, &own, &garbage, &threads, &missing].map(|p| p.to_str().unwrap().to_string());
+    let cases: [(&[&str], &str); 6] = [
+        (&[&at30, &missing], "cannot read"),
+        (&[&at30, &garbage], "not a JSON report"),
+        (&[&threads, &at30], "not a report of --engine virtual"),
+        (&[&at30, &own], "no utilization"),
+        (&[&at30, &at30], "both at 30 % utilization"),
+        (&[], "REPORT"),
+    ];
+    for (reports, says) in cases {
+        let mut args = vec!["--plot-sweep", svg];
+        args.extend_from_slice(reports);
+        refused(&args, says);
+        assert!(
+            !std::path::Path::new(svg).exists(),
+            "{args:?} wrote the SVG"
+        );
+    }
+    for p in [&at30, &own, &garbage, &threads] {
+        let _ = std::fs::remove_file(p);
+    }
+}
