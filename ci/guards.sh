@@ -19,7 +19,7 @@
 #        writes one, the tick's test reads one, the ILB pass reads S + 1, coherence transfers
 #        per pair 0 against the flat mask's 1, summary writes <= 0.01 of the exact summary's),
 #        from the `--cfg nohz_linecount` build, whose atomics record every access;
-#   T8g: every policy's shared-line writes (outside the writer's own runqueue) per busy tick
+#   T12: every policy's shared-line writes (outside the writer's own runqueue) per busy tick
 #        and per idle transition, on one fixed 64-CPU schedule; Paced's at or below Patched's
 #        (issue 39: no new shared write on the kick path or on idle entry or exit), and the
 #        count must see Khan's round robin's extra store (`ci/frontier.sh` prints its last line).
@@ -132,4 +132,4 @@ CARGO_TARGET_DIR="$CARGO_TARGET_DIR/linecount" RUSTFLAGS="${RUSTFLAGS:-} --cfg n
     cargo run --release --quiet -- t8f
 
 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/linecount" RUSTFLAGS="${RUSTFLAGS:-} --cfg nohz_linecount -D warnings" \
-    cargo run --release --quiet -- t8g
+    cargo run --release --quiet -- t12

@@ -56,7 +56,9 @@
 //!
 //! T1 has a `Scalable` row; T3 is `Scalable`'s; T5b has rows for `Scalable` and (for
 //! comparison) `Patched`. T5a has a timing row here (quiet, `Scalable` and for comparison
-//! `Patched`), but what gates CI is its instruction count in `ci/guards.sh`, as T10 is a
+//! `Patched`). T1, T5a and T5b also have a `Paced` row (issue 39: its T-rows at least as good
+//! as `Scalable`'s; it runs `Scalable`'s idle entry, exit and not-due gate). What gates CI for
+//! T5a is its instruction count in `ci/guards.sh`, as T10 is a
 //! counting guard there too.
 
 #[path = "../common/mod.rs"]
@@ -74,7 +76,7 @@ mod t8;
 mod transfer;
 
 use common::Rig;
-use nohz::{Legacy, Patched, Policy, Scalable};
+use nohz::{Legacy, Paced, Patched, Policy, Scalable};
 use nohz_stress::measure::{
     Antagonist, Churn, MIN_ON_CPU, Pacing, RUN_FOR, Session, WORK_NS, Work, churn, median,
 };
@@ -93,6 +95,7 @@ const TABLE: [Target; 13] = [
             ratio("T1", "pair-churn", PATCHED, LEGACY, AtMost(0.55)),
             ratio("T1", "pair-churn", SCALABLE, LEGACY, AtMost(0.30))
                 .with_floor("mask-only", LEGACY),
+            ratio("T1", "pair-churn", PACED, LEGACY, AtMost(0.30)),
         ],
         contended: true,
         primary: Pacing::Tight,
@@ -131,19 +134,22 @@ const TABLE: [Target; 13] = [
             ratio("T5a", "kick-not-due-quiet", "scalable-kick-not-due", "empty", AtMost(1.35))
                 .with_floor("one-word", "empty"),
             ratio("T5a", "kick-not-due-quiet", "patched-kick-not-due", "empty", AtMost(1.35)),
+            ratio("T5a", "kick-not-due-quiet", "paced-kick-not-due", "empty", AtMost(1.35))
+                .with_floor("one-word", "empty"),
         ],
         contended: false,
         primary: Pacing::Tight,
-        run: Run::EachLine(&[t5a::row::<Scalable>, t5a::row::<Patched>]),
+        run: Run::EachLine(&[t5a::row::<Scalable>, t5a::row::<Patched>, t5a::row::<Paced>]),
     },
     Target {
         checks: &[
             ratio("T5b", "kick-not-due-churn", "scalable-kick-not-due", "empty", AtMost(1.05)),
             ratio("T5b", "kick-not-due-churn", "patched-kick-not-due", "empty", AtMost(1.05)),
+            ratio("T5b", "kick-not-due-churn", "paced-kick-not-due", "empty", AtMost(1.05)),
         ],
         contended: true,
         primary: Pacing::Worked,
-        run: Run::EachLine(&[t5b::row::<Scalable>, t5b::row::<Patched>]),
+        run: Run::EachLine(&[t5b::row::<Scalable>, t5b::row::<Patched>, t5b::row::<Paced>]),
     },
     Target {
         checks: &[
@@ -223,6 +229,8 @@ const PATCHED: &str = Patched::NAME;
 const SCALABLE: &str = Scalable::NAME;
 /// See [`PATCHED`].
 const LEGACY: &str = Legacy::NAME;
+/// See [`PATCHED`].
+const PACED: &str = Paced::NAME;
 
 // Checked at compile time: every entry measured line by line has one function per line.
 const _: () = {

@@ -3,12 +3,12 @@
 //! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
 //!
 //! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`,
-//! `kick-legacy N`: under `Legacy`); `guards pairs N` runs N enter+exit pairs
-//! under each policy. Built with `--cfg nohz_linecount`, `guards t10` counts the stores a
-//! repeated idle entry makes to shared lines (T10), and `guards t8g` every policy's shared-line
-//! writes per busy tick and per idle transition (T8g), from the build's line-touch records. `BSS_MACHINE` is a kernel's `static` machine, which
-//! must land in `.bss` (T11). The platform is the smallest one that satisfies the traits, so the counts
-//! are the crate's own.
+//! `kick-legacy N`: under `Legacy`); `guards pairs N` runs N enter+exit pairs under each
+//! policy. Built with `--cfg nohz_linecount`, `guards t10` counts the stores a repeated idle
+//! entry makes to shared lines (T10), and `guards t12` every policy's shared-line writes per
+//! busy tick and per idle transition (T12), from the build's line-touch records.
+//! `BSS_MACHINE` is a kernel's `static` machine, which must land in `.bss` (T11). The platform
+//! is the smallest one that satisfies the traits, so the counts are the crate's own.
 
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
@@ -18,9 +18,9 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 #[cfg(nohz_linecount)]
-mod t8f;
+mod t12;
 #[cfg(nohz_linecount)]
-mod t8g;
+mod t8f;
 
 const N: usize = 64;
 type Cpu = CpuId<N>;
@@ -291,13 +291,15 @@ fn main() {
             }
         }
         #[cfg(nohz_linecount)]
-        "t8g" => {
-            if !t8g::run() {
+        "t12" => {
+            if !t12::run() {
                 std::process::exit(1);
             }
         }
         _ => {
-            eprintln!("usage: guards kick|pairs N (and t10, t8f, t8g in --cfg nohz_linecount builds)");
+            eprintln!(
+                "usage: guards kick|pairs N (and t10, t8f, t12 in --cfg nohz_linecount builds)"
+            );
             std::process::exit(2);
         }
     }

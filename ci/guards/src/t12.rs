@@ -1,4 +1,4 @@
-//! T8g (issue 39, item 3): shared-line writes per busy tick and per idle transition, for every
+//! T12 (issue 39, item 3): shared-line writes per busy tick and per idle transition, for every
 //! policy, from the counting build (`--cfg nohz_linecount`): exact and host-independent.
 //!
 //! One thread plays 64 logical CPUs through a fixed pseudo-random schedule (the same for every
@@ -134,7 +134,7 @@ impl<P: Policy> Sim<P> {
         };
         let m = Box::new(nohz::Machine::<P, N, 1>::new());
         if let Err(e) = m.init(N, 0, &p) {
-            eprintln!("T8g: init failed: {e}");
+            eprintln!("T12: init failed: {e}");
             std::process::exit(2);
         }
         let cpus: Vec<_> = (0..N).map(|i| m.cpu(i).expect("initialised")).collect();
@@ -148,7 +148,11 @@ impl<P: Policy> Sim<P> {
     }
 
     /// Runs `f` as CPU `i`; returns its result and the shared writes it made.
-    fn run<R>(&self, i: usize, f: impl FnOnce(&nohz::Machine<P, N, 1>, CpuId<N>, &Plat) -> R) -> (R, u64) {
+    fn run<R>(
+        &self,
+        i: usize,
+        f: impl FnOnce(&nohz::Machine<P, N, 1>, CpuId<N>, &Plat) -> R,
+    ) -> (R, u64) {
         let r = linecount::as_cpu(i, || f(&self.m, self.cpus[i], &self.p));
         let own = &self.rqs[i];
         let writes = linecount::take()
@@ -241,7 +245,7 @@ pub fn writes<P: Policy>() -> Writes {
     w
 }
 
-/// Runs T8g, prints one line per policy and the verdict; true if it passes.
+/// Runs T12, prints one line per policy and the verdict; true if it passes.
 pub fn run() -> bool {
     let rows: Vec<(&str, Writes)> = vec![
         ("legacy", writes::<Legacy>()),
@@ -255,7 +259,7 @@ pub fn run() -> bool {
     ];
     for (name, w) in &rows {
         println!(
-            "T8g {name}: shared-line writes per busy tick {:.4}, per idle transition {:.4}, per \
+            "T12 {name}: shared-line writes per busy tick {:.4}, per idle transition {:.4}, per \
              kicked pass {:.2} ({} ticks, {} transitions, {} passes)",
             w.per_tick(),
             w.per_transition(),
@@ -272,13 +276,13 @@ pub fn run() -> bool {
     let sees = rr.per_tick() > patched.per_tick();
     let ok = new_tick == 0.0 && new_transition == 0.0 && sees;
     println!(
-        "T8g paced over patched: +{new_tick:.4} shared writes per busy tick, +{new_transition:.4} \
+        "T12 paced over patched: +{new_tick:.4} shared writes per busy tick, +{new_transition:.4} \
          per idle transition (target 0); the count sees khan-round-robin's nohz.ilb_cpu_last \
          store ({:.4} > {:.4} per tick: {sees}) -> {}",
         rr.per_tick(),
         patched.per_tick(),
         if ok { "pass" } else { "fail" }
     );
-    println!("T8g new_shared_writes={:.4}", new_tick + new_transition);
+    println!("T12 new_shared_writes={:.4}", new_tick + new_transition);
     ok
 }
