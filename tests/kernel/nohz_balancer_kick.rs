@@ -327,6 +327,36 @@ mod scalable_deadline {
     }
 
     #[test]
+    fn paced_keeps_scalables_deadline_tick_for_tick() {
+        // Paced runs its busy tick on Scalable's line: the same word, kept fresh and staled
+        // by the same writers, so each tick up to and past the deadline decides as Scalable's
+        // does (Paced's kick flags differ only from the deadline on, where neither is NoFlags).
+        for ahead in [10, 30] {
+            let pa = not_due_for::<nohz::Paced>(ahead);
+            let s = not_due_for::<Scalable>(ahead);
+            assert_eq!(pa.m.nohz().kick_deadline(), low32(pa.now().add(ahead)));
+            for t in 0..=ahead + 2 {
+                let (dp, ds) = (kick(&pa, 0), kick(&s, 0));
+                assert_eq!(
+                    dp == KickDecision::NoFlags,
+                    t < ahead,
+                    "tick {t} of {ahead}"
+                );
+                assert_eq!(dp == KickDecision::NoFlags, ds == KickDecision::NoFlags);
+                assert_eq!(pa.m.nohz().kick_deadline(), s.m.nohz().kick_deadline());
+                pa.advance(1);
+                s.advance(1);
+            }
+        }
+        // A repeat entry raising nohz.has_blocked_load stales Paced's word too.
+        let pa = not_due_for::<nohz::Paced>(10);
+        pa.enter(2);
+        assert_eq!(pa.m.nohz().kick_deadline(), None, "stale after the bump");
+        assert_eq!(kick(&pa, 0), KickDecision::NoFlags);
+        assert_eq!(pa.m.nohz().kick_deadline(), low32(pa.now().add(10)));
+    }
+
+    #[test]
     fn the_kernel_policies_keep_no_deadline() {
         assert_eq!(
             not_due_for::<nohz::Patched>(10).m.nohz().kick_deadline(),
