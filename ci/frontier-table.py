@@ -95,11 +95,15 @@ def targets(by, p):
             continue
         ahead, behind = [], []
         for col, _, b in METRICS:
-            g = paired(by, p, q, col)[0]
+            g, lo, hi = paired(by, p, q, col)
             if (b < 0 and g < 0.98) or (b > 0 and g > 1.02):
                 ahead.append(f"{col} {g:.3f}")
             if (b < 0 and g > 1.02) or (b > 0 and g < 0.98):
-                behind.append(f"{col} {g:.3f}")
+                # Judged on the point estimate, as the issue words it; the interval says
+                # whether this many seeds resolve it.
+                bound = 1.02 if b < 0 else 0.98
+                note = ", not resolved" if lo <= bound <= hi else ""
+                behind.append(f"{col} {g:.3f} (95 % {lo:.3f}..{hi:.3f}{note})")
         why = f"ahead on {', '.join(ahead) or 'none'}; behind by over 2 % on {', '.join(behind) or 'none'}"
         t.append((f"vs {q}", bool(ahead) and not behind, why))
     return t
