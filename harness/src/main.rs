@@ -1177,3 +1177,23 @@ fn validate_model(
     }
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sweep plot colours policies in the order a report first names them: `--policy
+    /// every` (the largest group) must not wrap the palette, or two lines share a colour.
+    #[test]
+    fn every_policy_of_the_largest_group_gets_its_own_colour() {
+        let every = PolicyArg::Every.policies();
+        assert!(
+            every.len() <= nohz_stress::plot::COLORS.len(),
+            "{} policies",
+            every.len()
+        );
+        for arg in PolicyArg::value_variants() {
+            assert!(arg.policies().len() <= every.len(), "{arg:?}");
+        }
+    }
+}

@@ -15,8 +15,9 @@ use plotters::prelude::*;
 
 /// The policies' colours, in the order the report first names each policy (a run of
 /// `--policy all` or of one of its groups): the first three are the ones earlier plots used
-/// for `legacy`, `patched` and `scalable`.
-const COLORS: [RGBColor; 8] = [
+/// for `legacy`, `patched` and `scalable`. As many as `--policy every` names, so that no two
+/// of its policies share a colour (a test in `main.rs` holds the count to it).
+pub const COLORS: [RGBColor; 10] = [
     RGBColor(200, 60, 40),
     RGBColor(40, 90, 200),
     RGBColor(30, 150, 70),
@@ -25,6 +26,8 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(20, 160, 170),
     RGBColor(120, 90, 50),
     RGBColor(110, 110, 110),
+    RGBColor(0, 0, 0),
+    RGBColor(230, 90, 160),
 ];
 
 /// One panel: a scenario's metric, the kept runs' values by policy.
@@ -551,6 +554,15 @@ mod tests {
         assert_eq!(bold, [1000.0, 2000.0, 5000.0, 10_000.0, 20_000.0]);
         assert!(light.contains(&700.0) && light.contains(&30_000.0));
         assert!(light.iter().all(|v| (650.0..=40_000.0).contains(v)));
+    }
+
+    #[test]
+    fn the_colours_are_distinct() {
+        for (i, a) in COLORS.iter().enumerate() {
+            for b in &COLORS[i + 1..] {
+                assert_ne!((a.0, a.1, a.2), (b.0, b.1, b.2));
+            }
+        }
     }
 
     #[test]
