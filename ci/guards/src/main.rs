@@ -3,6 +3,7 @@
 //! under cachegrind (T5a: the not-due `nohz_balancer_kick` path may not grow).
 //!
 //! `guards kick N` runs the not-due kick path N times (`kick-scalable N`: under `Scalable`,
+//! `kick-paced N`: under `Paced`,
 //! `kick-legacy N`: under `Legacy`); `guards pairs N` runs N enter+exit pairs under each
 //! policy. Built with `--cfg nohz_linecount`, `guards t10` counts the stores a repeated idle
 //! entry makes to shared lines (T10), and `guards t12` every policy's shared-line writes per
@@ -13,7 +14,7 @@
 use nohz::platform::{
     Balance, Clock, CpuIdleType, CpuState, Ipi, NewidleOutcome, Softirq, Topology,
 };
-use nohz::{CpuId, Jiffies, Legacy, Patched, Policy, Scalable};
+use nohz::{CpuId, Jiffies, Legacy, Paced, Patched, Policy, Scalable};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
@@ -150,6 +151,14 @@ pub fn t5a_kick_not_due_scalable(m: &nohz::machine!(Scalable, N), cpu: Cpu, p: &
     matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
 }
 
+/// The same not-due path under `Paced` (`Scalable`'s line: its not-due test is the same word;
+/// issue 39 holds it to `Scalable`'s count, `ci/guards/t5a-baseline-paced.txt`).
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub fn t5a_kick_not_due_paced(m: &nohz::machine!(Paced, N), cpu: Cpu, p: &Bare) -> bool {
+    matches!(m.nohz_balancer_kick(cpu, p), nohz::KickDecision::NoFlags)
+}
+
 /// The same not-due path under `Legacy` (`nohz.nr_cpus` read first: one CPU is registered, so
 /// the time checks follow).
 #[unsafe(no_mangle)]
@@ -212,7 +221,7 @@ fn main() {
         jiffies: AtomicUsize::new(black_box(1000)),
     };
     match mode.as_str() {
-        "kick" | "kick-scalable" | "kick-legacy" => {
+        "kick" | "kick-scalable" | "kick-legacy" | "kick-paced" => {
             let mut hits = 0u64;
             if mode == "kick-legacy" {
                 let m = machine::<Legacy>(&p);
@@ -236,6 +245,13 @@ fn main() {
                 );
                 for _ in 0..n {
                     hits += u64::from(t5a_kick_not_due_patched(black_box(&m), cpu, &p));
+                }
+            } else if mode == "kick-paced" {
+                let m = machine::<Paced>(&p);
+                let cpu = not_due_setup(&m, &p);
+                assert!(t5a_kick_not_due_paced(&m, cpu, &p), "not the not-due path");
+                for _ in 0..n {
+                    hits += u64::from(t5a_kick_not_due_paced(black_box(&m), cpu, &p));
                 }
             } else {
                 let m = machine::<Scalable>(&p);
