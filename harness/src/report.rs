@@ -359,17 +359,21 @@ fn own_metrics(r: &RunStats) -> String {
 
 /// An engine run's balancing quality and cost, one line: the workload's throughput, CPU time
 /// idle while a task waited, runnable waits, and the ILB, newidle and periodic balances' CPU
-/// time with the busiest ILB CPU's share of its own time.
+/// time with the busiest ILB CPU's share of its own time; the tasks each kind of balancing
+/// pulled.
 fn quality_line(r: &RunStats) -> String {
     format!(
-        "quality: {} {} iww_ms/s={} wait_us p50={} p99={} | cost: ilb_ms/s={} ilb_busiest={} \
-         newidle_ms/s={} periodic_ms/s={} aborted={} due={} due_jiffies={} advance=[{}] \
-         ahead=[{}]",
+        "quality: {} {} iww_ms/s={} wait_us p50={} p99={} pulled/s newidle={} periodic={} \
+         ilb={} | cost: ilb_ms/s={} ilb_busiest={} newidle_ms/s={} periodic_ms/s={} \
+         aborted={} due={} due_jiffies={} advance=[{}] ahead=[{}]",
         fmt_opt(r.throughput),
         r.throughput_unit.unwrap_or(""),
         fmt_opt(r.idle_while_waiting_ms_per_s),
         fmt_opt(r.runnable_wait_us_p50),
         fmt_opt(r.runnable_wait_us_p99),
+        fmt_opt(r.pulled_newidle_per_sec),
+        fmt_opt(r.pulled_periodic_per_sec),
+        fmt_opt(r.pulled_ilb_per_sec),
         fmt_opt(r.ilb_cpu_ms_per_s),
         fmt_opt(r.ilb_busiest_share),
         fmt_opt(r.newidle_cpu_ms_per_s),

@@ -242,6 +242,15 @@ pub struct RunStats {
     pub newidle_cpu_ms_per_s: Option<f64>,
     /// Virtual engine: CPU time in the CPUs' own periodic balances, ms per simulated second.
     pub periodic_cpu_ms_per_s: Option<f64>,
+    /// Virtual engine: tasks pulled by newidle balancing, per simulated second (the whole run,
+    /// as the other per-second counts).
+    pub pulled_newidle_per_sec: Option<f64>,
+    /// Virtual engine: tasks pulled by a CPU's own periodic balance (an ILB CPU's balance of
+    /// itself included), per simulated second.
+    pub pulled_periodic_per_sec: Option<f64>,
+    /// Virtual engine: tasks pulled by ILB passes on other idle CPUs' behalf, per simulated
+    /// second: what the NOHZ idle balancing itself moved.
+    pub pulled_ilb_per_sec: Option<f64>,
     /// Virtual engine: busy ticks that found `nohz.next_balance` at or before `jiffies`, as a
     /// fraction of busy ticks.
     pub due_tick_fraction: Option<f64>,
@@ -342,6 +351,9 @@ impl RunStats {
             ilb_busiest_share: None,
             newidle_cpu_ms_per_s: None,
             periodic_cpu_ms_per_s: None,
+            pulled_newidle_per_sec: None,
+            pulled_periodic_per_sec: None,
+            pulled_ilb_per_sec: None,
             due_tick_fraction: None,
             ilb_passes_aborted: None,
             next_balance_advance: None,

@@ -609,3 +609,43 @@ fn the_sweep_plot_refuses_bad_reports() {
         let _ = std::fs::remove_file(p);
     }
 }
+
+/// Each engine run reports how many tasks each kind of balancing pulled, per simulated
+/// second: whole counts over the run's seconds, and on a loaded frontier newidle moves some.
+#[test]
+fn engine_runs_report_the_tasks_each_balancing_pulled() {
+    let out = nohz_stress(&[
+        "--engine",
+        "virtual",
+        "--scenario",
+        "frontier",
+        "--cpus",
+        "64",
+        "--util",
+        "70",
+        "--policy",
+        "patched",
+        "--seconds",
+        "0.05",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let r = &report["runs"][0];
+    let secs = r["virtual_seconds"].as_f64().expect("virtual_seconds");
+    for key in [
+        "pulled_newidle_per_sec",
+        "pulled_periodic_per_sec",
+        "pulled_ilb_per_sec",
+    ] {
+        let n = r[key].as_f64().unwrap_or_else(|| panic!("{key}: {r}")) * secs;
+        assert!(n >= 0.0 && (n - n.round()).abs() < 1e-6, "{key}: {n} tasks");
+    }
+    assert!(r["pulled_newidle_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+}

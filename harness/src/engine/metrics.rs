@@ -22,8 +22,10 @@
 //!   there as a share of its own time; the newidle walks' and the CPUs' own periodic balances'
 //!   time beside them.
 //!
-//! Everything after the warm-up ([`warmup`]) counts; everything here is a function of the
-//! configuration and the seed: no host clock is read.
+//! Those count after the warm-up ([`warmup`]). `pulled_newidle`, `pulled_periodic` and
+//! `pulled_ilb`, the tasks each kind of balancing pulled (the report gives them per second),
+//! count the whole run, warm-up included, as the pass and kick counts do. Everything here is
+//! a function of the configuration and the seed: no host clock is read.
 
 use super::{CpuSt, Engine, cost};
 use nohz::{Jiffies, Policy};
