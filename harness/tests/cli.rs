@@ -10,6 +10,17 @@ fn nohz_stress(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs the binary with `args`, which must succeed and print a JSON report on stdout.
+fn json_report(args: &[&str]) -> serde_json::Value {
+    let out = nohz_stress(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 fn refused(args: &[&str], says: &str) {
     let out = nohz_stress(args);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -112,7 +123,7 @@ fn validate_model_needs_the_counting_build() {
 
 #[test]
 fn a_small_virtual_run_reports_its_engine_and_seed() {
-    let out = nohz_stress(&[
+    let report = json_report(&[
         "--engine",
         "virtual",
         "--scenario",
@@ -128,12 +139,6 @@ fn a_small_virtual_run_reports_its_engine_and_seed() {
         "--json",
         "--check",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let runs = report["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 2, "legacy and patched");
     for r in runs {
@@ -167,13 +172,7 @@ fn the_irqtime_flags_line_is_the_scenarios_unless_given() {
         if let Some(f) = flag {
             args.extend(["--irqtime-flag", f]);
         }
-        let out = nohz_stress(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let report = json_report(&args);
         report["notes"].to_string()
     };
     assert!(notes("churn", None).contains("irq-time flag own-line"));
@@ -237,13 +236,7 @@ fn load_options_reach_the_engine() {
             "--json",
         ];
         args.extend_from_slice(extra);
-        let out = nohz_stress(&args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let report = json_report(&args);
         let run = &report["runs"][0];
         (
             run["throughput"].as_f64().expect("throughput"),
@@ -273,7 +266,7 @@ fn load_options_reach_the_engine() {
 #[test]
 fn housekeeping_sets_the_nohz_full_split() {
     let run = |hk: &str| {
-        let out = nohz_stress(&[
+        let report = json_report(&[
             "--engine",
             "virtual",
             "--scenario",
@@ -292,12 +285,6 @@ fn housekeeping_sets_the_nohz_full_split() {
             hk,
             "--json",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
         (
             report["notes"].to_string(),
             report["runs"][0]["invisible_idle_pct"].as_f64(),
@@ -316,13 +303,7 @@ fn housekeeping_sets_the_nohz_full_split() {
 /// benchmark on the engine at 80 virtual CPUs, labelled apart from the host threads' numbers.
 #[test]
 fn the_main_job_includes_the_engines_seed_001_line() {
-    let out = nohz_stress(&["--seconds", "0.002", "--runs", "1", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let report = json_report(&["--seconds", "0.002", "--runs", "1", "--json"]);
     let notes = report["notes"].to_string();
     assert!(
         notes.contains("threads: visibility, churn, irqtime ran on real host threads"),
@@ -614,7 +595,7 @@ fn the_sweep_plot_refuses_bad_reports() {
 /// second: whole counts over the run's seconds, and on a loaded frontier newidle moves some.
 #[test]
 fn engine_runs_report_the_tasks_each_balancing_pulled() {
-    let out = nohz_stress(&[
+    let report = json_report(&[
         "--engine",
         "virtual",
         "--scenario",
@@ -631,12 +612,6 @@ fn engine_runs_report_the_tasks_each_balancing_pulled() {
         "1",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let r = &report["runs"][0];
     let secs = r["virtual_seconds"].as_f64().expect("virtual_seconds");
     for key in [
