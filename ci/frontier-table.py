@@ -54,10 +54,14 @@ def load(out, u):
 
 def paired(by, p, q, col):
     """p over q on col, paired by seed: (geometric mean, low, high) of the per-seed ratios."""
-    f = FIELD[col]
+    return paired_fields(by, p, FIELD[col], q, FIELD[col])
+
+
+def paired_fields(by, p, fp, q, fq):
+    """p's field fp over q's field fq, paired by seed, as `paired`."""
     logs = []
     for s, r in by[p].items():
-        a, b = r[f], by[q].get(s, {}).get(f)
+        a, b = r.get(fp), by[q].get(s, {}).get(fq)
         if a is None or b is None:
             continue
         if a == 0 and b == 0:
@@ -154,6 +158,27 @@ def main():
                   f"| {m('runnable_wait_us_p99'):.2f} | {m('throughput'):.0f} "
                   f"| {m('ilb_passes_per_sec'):.0f} | {kicks:.0f} {ratios} |")
 
+    split = [u for u in utils if all("ilb_domains_ms_per_s" in r
+                                     for runs in data[u].values() for r in runs.values())]
+    if split:
+        print("\n## Where the ILB time goes (medians, ms/s): the idle CPUs' domain balances, the "
+              "blocked-load decays, the remote rq locks; and the domain balances alone over "
+              "patched's whole ILB time, paired by seed\n")
+        print("| util | policy | ILB CPU ms/s | domains | blocked | rq lock | domains / patched ILB |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
+        for u in split:
+            for p, runs in data[u].items():
+                if p not in KERNEL + [NEW, "khan", "sharded"]:
+                    continue
+                rs = list(runs.values())
+                f = [med([r[k] for r in rs]) for k in ("ilb_cpu_ms_per_s", "ilb_domains_ms_per_s",
+                                                       "ilb_blocked_ms_per_s",
+                                                       "ilb_rq_lock_ms_per_s")]
+                floor = paired_fields(data[u], p, "ilb_domains_ms_per_s", "patched",
+                                      "ilb_cpu_ms_per_s")[0]
+                print(f"| {u} | {p} | {f[0]:.1f} | {f[1]:.1f} | {f[2]:.1f} | {f[3]:.1f} "
+                      f"| {floor:.3f} |")
+
     if writes:
         print("\n## Shared-line writes (counting build, T12: 64 CPUs, one fixed schedule)\n")
         print("| policy | per busy tick | per idle transition | above patched |")
@@ -169,6 +194,11 @@ def main():
         print(f"{u} %: {sum(ok for _, ok, _ in t)}/{len(t)} met")
         for name, ok, why in t:
             print(f"  {'met   ' if ok else 'MISSED'} {name}: {why}")
+            if name.startswith("ilb_time") and not ok and u in split:
+                g, lo, hi = paired_fields(data[u], NEW, "ilb_domains_ms_per_s", "patched",
+                                          "ilb_cpu_ms_per_s")
+                print(f"         of which {NEW}'s domain balances at the kernel's intervals alone: "
+                      f"{g:.3f} of patched's ILB time (95 % {lo:.3f}..{hi:.3f})")
     if NEW in writes:
         n = new_writes(NEW)
         print(f"shared writes: {'met   ' if n == 0 else 'MISSED'} {n:.4f} per busy tick plus per "

@@ -99,7 +99,7 @@ pub struct Summary {
 type Metric = (&'static str, &'static str, fn(&RunStats) -> Option<f64>);
 
 /// The metrics compared per scenario: name, which way is better, extractor.
-pub const METRICS: [Metric; 26] = [
+pub const METRICS: [Metric; 29] = [
     ("tasks_per_sec", "higher", |r| r.tasks_per_sec),
     ("burst_ms", "lower", |r| r.burst_ms),
     ("invisible_idle_ticks", "lower", |r| {
@@ -136,6 +136,9 @@ pub const METRICS: [Metric; 26] = [
     ("runnable_wait_us_p99", "lower", |r| r.runnable_wait_us_p99),
     ("ilb_cpu_ms_per_s", "lower", |r| r.ilb_cpu_ms_per_s),
     ("ilb_busiest_share", "lower", |r| r.ilb_busiest_share),
+    ("ilb_domains_ms_per_s", "lower", |r| r.ilb_domains_ms_per_s),
+    ("ilb_blocked_ms_per_s", "lower", |r| r.ilb_blocked_ms_per_s),
+    ("ilb_rq_lock_ms_per_s", "lower", |r| r.ilb_rq_lock_ms_per_s),
 ];
 
 /// The balancing-quality and balancing-cost metrics every engine scenario compares and plots.
@@ -180,7 +183,13 @@ pub fn applies(scenario: &str, metric: &str) -> bool {
             )
             | (
                 "frontier",
-                "due_tick_pct" | "ilb_passes_per_sec" | "ilb_top_share_pct" | "busy_pct"
+                "due_tick_pct"
+                    | "ilb_passes_per_sec"
+                    | "ilb_top_share_pct"
+                    | "busy_pct"
+                    | "ilb_domains_ms_per_s"
+                    | "ilb_blocked_ms_per_s"
+                    | "ilb_rq_lock_ms_per_s"
             )
             | (
                 "llama",
@@ -359,12 +368,13 @@ fn own_metrics(r: &RunStats) -> String {
 
 /// An engine run's balancing quality and cost, one line: the workload's throughput, CPU time
 /// idle while a task waited, runnable waits, and the ILB, newidle and periodic balances' CPU
-/// time with the busiest ILB CPU's share of its own time; the tasks each kind of balancing
-/// pulled.
+/// time with the busiest ILB CPU's share of its own time and the ILB time's split; the tasks
+/// each kind of balancing pulled.
 fn quality_line(r: &RunStats) -> String {
     format!(
         "quality: {} {} iww_ms/s={} wait_us p50={} p99={} pulled/s newidle={} periodic={} \
-         ilb={} | cost: ilb_ms/s={} ilb_busiest={} newidle_ms/s={} periodic_ms/s={} \
+         ilb={} | cost: ilb_ms/s={} (domains={} blocked={} rq_lock={}) ilb_busiest={} \
+         newidle_ms/s={} periodic_ms/s={} \
          aborted={} due={} due_jiffies={} advance=[{}] ahead=[{}]",
         fmt_opt(r.throughput),
         r.throughput_unit.unwrap_or(""),
@@ -375,6 +385,9 @@ fn quality_line(r: &RunStats) -> String {
         fmt_opt(r.pulled_periodic_per_sec),
         fmt_opt(r.pulled_ilb_per_sec),
         fmt_opt(r.ilb_cpu_ms_per_s),
+        fmt_opt(r.ilb_domains_ms_per_s),
+        fmt_opt(r.ilb_blocked_ms_per_s),
+        fmt_opt(r.ilb_rq_lock_ms_per_s),
         fmt_opt(r.ilb_busiest_share),
         fmt_opt(r.newidle_cpu_ms_per_s),
         fmt_opt(r.periodic_cpu_ms_per_s),

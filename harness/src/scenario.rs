@@ -238,6 +238,14 @@ pub struct RunStats {
     pub ilb_cpu_ms_per_s: Option<f64>,
     /// Virtual engine: the ILB time of the CPU that pays most, as a share of its own time.
     pub ilb_busiest_share: Option<f64>,
+    /// Virtual engine: of the ILB time, the idle CPUs' domain balances, ms per simulated
+    /// second.
+    pub ilb_domains_ms_per_s: Option<f64>,
+    /// Virtual engine: of the ILB time, the blocked-load decays, ms per simulated second.
+    pub ilb_blocked_ms_per_s: Option<f64>,
+    /// Virtual engine: of the ILB time, the remote run queues' locks, ms per simulated
+    /// second (the three parts sum to `ilb_cpu_ms_per_s`).
+    pub ilb_rq_lock_ms_per_s: Option<f64>,
     /// Virtual engine: CPU time in newidle walks, ms per simulated second.
     pub newidle_cpu_ms_per_s: Option<f64>,
     /// Virtual engine: CPU time in the CPUs' own periodic balances, ms per simulated second.
@@ -349,6 +357,9 @@ impl RunStats {
             runnable_wait_us_p99: None,
             ilb_cpu_ms_per_s: None,
             ilb_busiest_share: None,
+            ilb_domains_ms_per_s: None,
+            ilb_blocked_ms_per_s: None,
+            ilb_rq_lock_ms_per_s: None,
             newidle_cpu_ms_per_s: None,
             periodic_cpu_ms_per_s: None,
             pulled_newidle_per_sec: None,

@@ -592,7 +592,8 @@ fn the_sweep_plot_refuses_bad_reports() {
 }
 
 /// Each engine run reports how many tasks each kind of balancing pulled, per simulated
-/// second: whole counts over the run's seconds, and on a loaded frontier newidle moves some.
+/// second: whole counts over the run's seconds, and on a loaded frontier newidle moves some;
+/// and how its ILB time splits into domain balances, blocked-load decays and rq locks.
 #[test]
 fn engine_runs_report_the_tasks_each_balancing_pulled() {
     let report = json_report(&[
@@ -623,4 +624,13 @@ fn engine_runs_report_the_tasks_each_balancing_pulled() {
         assert!(n >= 0.0 && (n - n.round()).abs() < 1e-6, "{key}: {n} tasks");
     }
     assert!(r["pulled_newidle_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+    // The ILB time's split is reported too, and sums to it.
+    let part = |key: &str| r[key].as_f64().unwrap_or_else(|| panic!("{key}: {r}"));
+    let sum =
+        part("ilb_domains_ms_per_s") + part("ilb_blocked_ms_per_s") + part("ilb_rq_lock_ms_per_s");
+    let ilb = part("ilb_cpu_ms_per_s");
+    assert!(
+        ilb > 0.0 && (sum - ilb).abs() <= 1e-6 * ilb,
+        "{sum} against {ilb}"
+    );
 }

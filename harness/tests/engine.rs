@@ -412,6 +412,56 @@ fn planted_bugs_are_caught() {
     }
 }
 
+/// The ILB time splits into what the passes did (the idle CPUs' domain balances, the
+/// blocked-load decays, the remote run-queue locks), and the parts sum to it: each cost set to
+/// zero empties its own part and no other.
+#[test]
+fn the_ilb_time_splits_into_domains_decays_and_rq_locks() {
+    use nohz_stress::engine::BalanceCosts;
+    let with = |zero: fn(&mut BalanceCosts)| {
+        let shape = VirtualScenario::Frontier.shape(64);
+        let workload = VirtualScenario::Frontier
+            .workload(&shape)
+            .at_utilization(50)
+            .unwrap();
+        let mut cfg = Config::new(shape, workload, 100_000_000);
+        cfg.check_every = 16;
+        zero(&mut cfg.costs);
+        let o = run::<Patched, 1000>(&cfg).unwrap();
+        clean(&o);
+        let sum = o.ilb_domains_ms_per_s + o.ilb_blocked_ms_per_s + o.ilb_rq_lock_ms_per_s;
+        assert!(
+            (sum - o.ilb_cpu_ms_per_s).abs() <= 1e-9 * o.ilb_cpu_ms_per_s.max(1.0),
+            "{sum} against {}",
+            o.ilb_cpu_ms_per_s
+        );
+        [
+            o.ilb_domains_ms_per_s,
+            o.ilb_blocked_ms_per_s,
+            o.ilb_rq_lock_ms_per_s,
+        ]
+    };
+    let all = with(|_| {});
+    assert!(all.iter().all(|&ms| ms > 0.0), "{all:?}");
+    let zeroed: [fn(&mut BalanceCosts); 3] = [
+        |c| {
+            c.lb_fixed_ns = 0;
+            c.lb_per_cpu_ns = 0;
+        },
+        |c| c.decay_ns = 0,
+        |c| {
+            c.rq_lock_local_ns = 0;
+            c.rq_lock_remote_ns = 0;
+        },
+    ];
+    for (part, zero) in zeroed.into_iter().enumerate() {
+        let split = with(zero);
+        for (other, ms) in split.into_iter().enumerate() {
+            assert_eq!(ms == 0.0, other == part, "part {part} zeroed: {split:?}");
+        }
+    }
+}
+
 /// The unconditional clear of `rq.has_blocked_load` (`Plant::BlockedClear`) is caught once a
 /// decay lasts long enough for its CPU to run a task and idle again meanwhile (the set that the
 /// clear then erases): with a decay of 1 ms on 64 CPUs, within a third of a simulated second;

@@ -20,7 +20,9 @@
 //! - `ilb_cpu_ms_per_s`, `ilb_busiest_share`: the CPU time idle CPUs spent in ILB passes (a
 //!   kick's pass and the newidle-requested blocked-load pass), and the most one CPU spent
 //!   there as a share of its own time; the newidle walks' and the CPUs' own periodic balances'
-//!   time beside them.
+//!   time beside them. The ILB time splits into what it did (`ilb_domains_ms_per_s`,
+//!   `ilb_blocked_ms_per_s`, `ilb_rq_lock_ms_per_s`: the idle CPUs' domain balances, their
+//!   blocked-load decays, the remote run-queue locks), which sum to it.
 //!
 //! Those count after the warm-up ([`warmup`]). `pulled_newidle`, `pulled_periodic` and
 //! `pulled_ilb`, the tasks each kind of balancing pulled (the report gives them per second),
@@ -119,6 +121,15 @@ pub struct Outcome {
     pub ilb_cpu_ms_per_s: f64,
     /// The ILB time of the CPU that spent most there, as a share of that CPU's time (0-1).
     pub ilb_busiest_share: f64,
+    /// Of `ilb_cpu_ms_per_s`, the idle CPUs' domain balances (those `should_we_balance`
+    /// declined included), ms per simulated second.
+    pub ilb_domains_ms_per_s: f64,
+    /// Of `ilb_cpu_ms_per_s`, the blocked-load decays (`update_nohz_stats`), ms per simulated
+    /// second.
+    pub ilb_blocked_ms_per_s: f64,
+    /// Of `ilb_cpu_ms_per_s`, the remote run queues' locks and clock updates of due CPUs, ms
+    /// per simulated second. The three sum to `ilb_cpu_ms_per_s`.
+    pub ilb_rq_lock_ms_per_s: f64,
     /// CPU time in newidle walks, ms per simulated second.
     pub newidle_cpu_ms_per_s: f64,
     /// CPU time in the CPUs' own periodic balances (their softirq), ms per simulated second.
@@ -207,6 +218,30 @@ pub(super) struct PassStart {
     /// another writer of the deadlines ran meanwhile.
     pub(super) passes_ended: u64,
     pub(super) balance_kicks: u64,
+}
+
+/// What a piece of balancing work is ([`Engine::spend`](super::Engine)): how an ILB pass's
+/// time splits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(in crate::engine) enum Work {
+    /// A domain's balance, or its `should_we_balance` declining (the costs'
+    /// [`domain`](super::sched::BalanceCosts::domain) and
+    /// [`declined`](super::sched::BalanceCosts::declined)); also a rebuild's per-CPU step.
+    #[default]
+    Domains,
+    /// One run queue's blocked-load decay (`sched_balance_update_blocked_averages`).
+    Blocked,
+    /// A remote run queue's lock and clock update for a due CPU.
+    RqLock,
+}
+
+impl Work {
+    /// Every kind, in the order `CpuSt::ilb_work_ns` keeps them.
+    pub(super) const ALL: [Work; 3] = [Work::Domains, Work::Blocked, Work::RqLock];
+
+    fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// What a CPU's balancing time went to.
@@ -337,16 +372,32 @@ impl CpuSt {
         self.kernel_ns.set(self.kernel_ns.get() + spent);
     }
 
-    /// The CPU spent `ns` balancing, on `what`.
-    pub(super) fn credit_balancing(&self, what: Balancing, ns: u64) {
+    /// The CPU spent `ns` balancing, on `what`, doing `work`.
+    pub(super) fn credit_balancing(&self, what: Balancing, work: Work, ns: u64) {
         let c = &self.balance_ns[what.index()];
         c.set(c.get() + ns);
+        if what == Balancing::Ilb {
+            let w = &self.ilb_work_ns[work.index()];
+            w.set(w.get() + ns);
+        }
     }
 
     /// Balancing ns by kind, up to `now`, the work in progress included (as what it is for).
     fn balancing_at(&self, now: u64, what: Balancing, in_progress: Balancing) -> u64 {
         let done = self.balance_ns[what.index()].get();
         if self.busy.get() && what == in_progress {
+            done + (now - self.busy_since.get())
+        } else {
+            done
+        }
+    }
+
+    /// ILB time doing `work`, up to `now`, the work in progress included (as
+    /// [`balancing_at`](Self::balancing_at) counts it): over every [`Work`] it sums to the ILB
+    /// time.
+    fn ilb_work_at(&self, now: u64, work: Work, in_progress: Balancing) -> u64 {
+        let done = self.ilb_work_ns[work.index()].get();
+        if self.busy.get() && in_progress == Balancing::Ilb && self.busy_work.get() == work {
             done + (now - self.busy_since.get())
         } else {
             done
@@ -385,7 +436,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let now = self.now();
         for s in &self.cpus {
             s.kernel_ns.set(0);
-            for b in &s.balance_ns {
+            for b in s.balance_ns.iter().chain(&s.ilb_work_ns) {
                 b.set(0);
             }
             if s.busy.get() {
@@ -554,9 +605,13 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         let measured_ns = (now - self.warm_at.get()).max(1);
         let measured = measured_ns as f64 / 1e9;
         let mut spent = [0u64; Balancing::ALL.len()];
+        let mut ilb_work = [0u64; Work::ALL.len()];
         let mut ilb_top = 0u64;
         for (c, s) in self.cpus.iter().enumerate() {
             let what = self.balancing(c);
+            for w in Work::ALL {
+                ilb_work[w.index()] += s.ilb_work_at(now, w, what);
+            }
             for k in Balancing::ALL {
                 let ns = s.balancing_at(now, k, what);
                 spent[k.index()] += ns;
@@ -621,6 +676,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             runnable_wait_us_p99: n.runnable_wait.quantile(0.99).map(|ns| ns / 1e3),
             ilb_cpu_ms_per_s: ms_per_s(spent[Balancing::Ilb.index()]),
             ilb_busiest_share: ilb_top as f64 / measured_ns as f64,
+            ilb_domains_ms_per_s: ms_per_s(ilb_work[Work::Domains.index()]),
+            ilb_blocked_ms_per_s: ms_per_s(ilb_work[Work::Blocked.index()]),
+            ilb_rq_lock_ms_per_s: ms_per_s(ilb_work[Work::RqLock.index()]),
             newidle_cpu_ms_per_s: ms_per_s(spent[Balancing::Newidle.index()]),
             periodic_cpu_ms_per_s: ms_per_s(spent[Balancing::Periodic.index()]),
             ilb_passes_aborted: n.ilb_aborted,

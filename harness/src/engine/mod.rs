@@ -387,6 +387,9 @@ struct CpuSt {
     held: RefCell<VecDeque<Ev>>,
     /// Balancing time, by what it was ([`metrics::Balancing`]).
     balance_ns: [Cell<u64>; metrics::Balancing::ALL.len()],
+    /// ILB time, by the work it did ([`metrics::Work`]), and the work in progress.
+    ilb_work_ns: [Cell<u64>; metrics::Work::ALL.len()],
+    busy_work: Cell<metrics::Work>,
     /// The newidle balance's state (`rq->idle_stamp`, `rq->avg_idle`,
     /// `rq->max_idle_balance_cost`).
     newidle: sched::NewidleSt,
@@ -712,8 +715,9 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// `c` spends `ns` of modelled time on balancing work (a domain's balance, a blocked-load
-    /// decay, a remote run queue's lock), in the platform callback the crate is in.
+    /// `c` spends `ns` of modelled time on balancing `work` (a domain's balance, a
+    /// blocked-load decay, a remote run queue's lock), in the platform callback the crate is
+    /// in.
     ///
     /// On the CPU's coroutine (idle balancing, the newidle walk) the coroutine waits for the
     /// work to end: other CPUs' events run meanwhile, and this CPU's interrupts are held until
@@ -722,14 +726,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// `need_resched` at once (the waker writes the flag), which the ILB pass reads before each
     /// CPU it visits and aborts on. On the engine's stack (a busy CPU's own balance softirq)
     /// the time is taken from the running task, whose run ends that much later.
-    fn spend(&self, c: usize, ns: u64, ctx: &Ctx<'_, P, HZ>) {
+    fn spend(&self, c: usize, ns: u64, work: metrics::Work, ctx: &Ctx<'_, P, HZ>) {
         if ns == 0 {
             return;
         }
         let s = &self.cpus[c];
         let what = self.balancing(c);
         let Some(y) = ctx.y else {
-            s.credit_balancing(what, ns);
+            s.credit_balancing(what, work, ns);
             if s.curr.get().is_some() {
                 s.stolen.set(s.stolen.get() + ns);
                 s.done_at.set(s.done_at.get() + ns);
@@ -741,13 +745,14 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         s.busy_gen.set(generation);
         s.busy.set(true);
         s.busy_since.set(self.now());
+        s.busy_work.set(work);
         self.note_idle_change(c);
         self.push(self.now() + ns, c, Ev::Resume(generation));
         let irq = y.suspend(Halt::Busy);
         debug_assert_eq!(irq, Irq::Resume, "CPU {c} resumed mid-balance by {irq:?}");
         s.busy.set(false);
         self.note_idle_change(c);
-        s.credit_balancing(what, ns);
+        s.credit_balancing(what, work, ns);
         self.current.set(Some(c));
     }
 
@@ -1050,7 +1055,8 @@ impl<P: Policy, const HZ: u32> Topology<CAP> for Ctx<'_, P, HZ> {
         // deactivation's rebuild) the build takes its time, CPU by CPU, and the other CPUs'
         // idle entries and exits go on meanwhile.
         if let Some(c) = self.e.current.get() {
-            self.e.spend(c, self.e.costs.lb_per_cpu_ns, self);
+            self.e
+                .spend(c, self.e.costs.lb_per_cpu_ns, metrics::Work::Domains, self);
         }
         Some(self.e.id(self.e.shape.llc_of(cpu.index()).start))
     }

@@ -11,6 +11,7 @@
 
 use super::Domain;
 use super::topology::BUSY_FACTOR;
+use crate::engine::metrics::Work;
 use crate::engine::{Ctx, Engine};
 use nohz::platform::CpuIdleType;
 use nohz::{Jiffies, Policy};
@@ -57,12 +58,12 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             if self.time.jiffies().is_after_eq(last.add(interval)) {
                 let (ours, read) = self.should_we_balance(cpu, k);
                 let moved = if ours {
-                    self.spend(by, self.costs.domain(span.len()), ctx);
+                    self.spend(by, self.costs.domain(span.len()), Work::Domains, ctx);
                     // SIS_UTIL: the cache's own balance updates its scan depth.
                     self.update_idle_cpu_scan(cpu, &span, pct);
                     self.sched_balance_rq(cpu, span, usize::MAX)
                 } else {
-                    self.spend(by, self.costs.declined(read), ctx);
+                    self.spend(by, self.costs.declined(read), Work::Domains, ctx);
                     continue_balancing = false;
                     0
                 };

@@ -18,6 +18,7 @@
 //!
 //! [`BalanceCosts`]: super::BalanceCosts
 
+use crate::engine::metrics::Work;
 use crate::engine::{Ctx, Engine};
 use nohz::platform::{CpuIdleType, NewidleDomain, NewidleOutcome};
 use nohz::{Jiffies, Policy, SCHED_MIGRATION_COST_NS};
@@ -113,7 +114,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             if avg_idle < curr_cost + max_cost {
                 break;
             }
-            self.spend(c, self.costs.domain(span.len()), ctx);
+            self.spend(c, self.costs.domain(span.len()), Work::Domains, ctx);
             pulled = self.sched_balance_rq(c, span, 1) > 0;
             let t1 = self.now();
             let cost = t1 - t0;

@@ -13,6 +13,7 @@
 //! `rq->has_blocked_load` keeps an idle CPU on the ILB pass's list. The crate's bookkeeping
 //! (`rq->has_blocked_load`, `nohz.has_blocked_load`) reads only that.
 
+use crate::engine::metrics::Work;
 use crate::engine::{Ctx, Engine, Plant};
 use nohz::Policy;
 
@@ -30,7 +31,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         ctx: &Ctx<'_, P, HZ>,
     ) -> bool {
         let left = self.decay(c);
-        self.spend(by, self.costs.decay_ns, ctx);
+        self.spend(by, self.costs.decay_ns, Work::Blocked, ctx);
         if self.plant == Plant::BlockedClear && !left {
             nohz_testing::clear_has_blocked_load_unconditionally(self.m.rq(self.id(c)));
             return true;
@@ -57,6 +58,6 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         } else {
             self.costs.rq_lock_remote_ns
         };
-        self.spend(by, ns, ctx);
+        self.spend(by, ns, Work::RqLock, ctx);
     }
 }
