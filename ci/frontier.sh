@@ -10,9 +10,10 @@
 #   TABLE_ONLY=1 ci/frontier.sh     # the tables again, from the JSON and T12 output already there
 #
 # It prints, per utilization, every policy's medians over the seeds and its ratios to Patched,
-# paired by seed (every policy runs the same seeds); then the targets for the new
-# design (Paced) at 30 % and up, each with its verdict and 95 % interval; and last one line,
-# all values at 50 %:
+# paired by seed (every policy runs the same seeds); then where the kernel's, Sharded's, Khan's
+# and Paced's ILB time goes (domain balances, blocked-load refreshes, rq locks); then the
+# issue's targets for the new design (Paced) at 30 % and up, each with its verdict and 95 %
+# interval; and last one line, all values at 50 %:
 #   frontier: best=<policy> ilb_time=<R> busiest_share=<R> idle_while_waiting=<R> wait_p99=<R> throughput=<R> new_shared_writes=<N>
 # where each <R> is that policy's value over Patched's (the geometric mean of the per-seed
 # ratios), and <N> the shared-line writes per busy tick plus per idle transition above
