@@ -23,6 +23,19 @@ fn scenario(s: VirtualScenario, cpus: usize, ms: u64, seed: u64) -> Config {
     config(shape, sources, ms, seed)
 }
 
+/// Khan's machine (`frontier`) at `cpus` CPUs and `pct` % utilization, for `ns` simulated
+/// nanoseconds, checked every `check_every` events.
+fn frontier_at(cpus: usize, pct: u32, ns: u64, check_every: u64) -> Config {
+    let shape = VirtualScenario::Frontier.shape(cpus);
+    let workload = VirtualScenario::Frontier
+        .workload(&shape)
+        .at_utilization(pct)
+        .unwrap();
+    let mut cfg = Config::new(shape, workload, ns);
+    cfg.check_every = check_every;
+    cfg
+}
+
 fn clean(o: &Outcome) {
     assert_eq!(o.violations, 0, "{}: {:?}", o.policy, o.first_violation);
     assert_eq!(o.warnings, 0, "{}", o.policy);
@@ -128,14 +141,7 @@ fn the_benchmark_and_utilization_scenarios_are_deterministic() {
 /// event of a frontier run that aborts passes under every policy (harness/README.md).
 #[test]
 fn aborted_ilb_passes_happen_in_a_checked_run() {
-    let shape = VirtualScenario::Frontier.shape(768);
-    let workload = VirtualScenario::Frontier
-        .workload(&shape)
-        .at_utilization(50)
-        .unwrap();
-    let mut cfg = Config::new(shape, workload, 20_000_000);
-    cfg.check_every = 4;
-    let o = run::<Patched, 1000>(&cfg).unwrap();
+    let o = run::<Patched, 1000>(&frontier_at(768, 50, 20_000_000, 4)).unwrap();
     clean(&o);
     assert!(
         o.ilb_passes_aborted > 0,
@@ -419,13 +425,7 @@ fn planted_bugs_are_caught() {
 fn the_ilb_time_splits_into_domains_decays_and_rq_locks() {
     use nohz_stress::engine::BalanceCosts;
     let with = |zero: fn(&mut BalanceCosts)| {
-        let shape = VirtualScenario::Frontier.shape(64);
-        let workload = VirtualScenario::Frontier
-            .workload(&shape)
-            .at_utilization(50)
-            .unwrap();
-        let mut cfg = Config::new(shape, workload, 100_000_000);
-        cfg.check_every = 16;
+        let mut cfg = frontier_at(64, 50, 100_000_000, 16);
         zero(&mut cfg.costs);
         let o = run::<Patched, 1000>(&cfg).unwrap();
         clean(&o);
