@@ -47,6 +47,13 @@ pub struct Outcome {
     pub events: u64,
     /// Tasks that ran to their end.
     pub tasks_completed: u64,
+    /// Tasks the load's arrival streams made ([`Source::Arrivals`](super::work::Source)), the
+    /// whole run: the offered load, the same under every policy for a seed (each stream keeps
+    /// its schedule and draws from a generator of its own).
+    pub arrivals: u64,
+    /// Device interrupts the load raised ([`Source::Interrupts`](super::work::Source)), the
+    /// whole run: likewise the same under every policy.
+    pub device_interrupts: u64,
     /// Runs completed (a task's run before it blocks or exits).
     pub runs_completed: u64,
     /// Ticks that ran on a CPU running a task.
@@ -157,6 +164,8 @@ pub struct Outcome {
 pub(super) struct Counts {
     pub(super) events: u64,
     pub(super) tasks_completed: u64,
+    pub(super) arrivals: u64,
+    pub(super) device_interrupts: u64,
     pub(super) runs_completed: u64,
     pub(super) busy_ticks: u64,
     pub(super) due_ticks: u64,
@@ -638,6 +647,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             sim_seconds: sim_ns as f64 / 1e9,
             events: n.events,
             tasks_completed: n.tasks_completed,
+            arrivals: n.arrivals,
+            device_interrupts: n.device_interrupts,
             runs_completed: n.runs_completed,
             busy_ticks: n.busy_ticks,
             due_ticks: n.due_ticks,

@@ -19,6 +19,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         else {
             return;
         };
+        self.count(|n| n.arrivals += 1);
         let t = self.new_task(*kind, c, None);
         self.fork(c, t);
         self.arm_arrival(src, cpus.clone(), *per_sec);

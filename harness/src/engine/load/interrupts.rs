@@ -10,6 +10,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// An interrupt of source `src` on `c` (its handler: nothing but arming the next).
     pub(in crate::engine) fn device_interrupt(&self, c: usize, src: usize) {
         if let Source::Interrupts { per_sec, .. } = &self.workload.sources[src] {
+            self.count(|n| n.device_interrupts += 1);
             self.arm_device(c, src, *per_sec);
         }
     }
