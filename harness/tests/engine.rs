@@ -464,22 +464,28 @@ fn the_ilb_time_splits_into_domains_decays_and_rq_locks() {
 
 /// The unconditional clear of `rq.has_blocked_load` (`Plant::BlockedClear`) is caught once a
 /// decay lasts long enough for its CPU to run a task and idle again meanwhile (the set that the
-/// clear then erases): with a decay of 1 ms on 64 CPUs, within a third of a simulated second;
-/// at the default 1,927 ns no CPU's load runs out while it does so (harness/README.md,
-/// "Planted bugs, engine alone").
+/// clear then erases): with a decay of 1 ms on 64 CPUs, within a third of a simulated second
+/// in some runs (the window is a race: seeds 3 and 7 of the first eight catch it under
+/// Patched); at the default 1,927 ns no CPU's load runs out while it does so
+/// (harness/README.md, "Planted bugs, engine alone").
 #[test]
 fn a_lost_blocked_load_flag_is_caught() {
     use nohz_stress::engine::Plant;
-    let mut cfg = scenario(VirtualScenario::Frontier, 64, 300, 1);
-    cfg.plant = Plant::BlockedClear;
-    cfg.costs.decay_ns = 1_000_000;
-    let o = run::<Patched, 1000>(&cfg).unwrap();
-    assert!(o.violations > 0, "the lost flag went unseen");
-    let first = o.first_violation.unwrap();
-    assert!(
-        first.contains("has_blocked_load is clear (lost)"),
-        "{first}"
-    );
+    let mut caught = 0;
+    for seed in 1..=8 {
+        let mut cfg = scenario(VirtualScenario::Frontier, 64, 300, seed);
+        cfg.plant = Plant::BlockedClear;
+        cfg.costs.decay_ns = 1_000_000;
+        let o = run::<Patched, 1000>(&cfg).unwrap();
+        if let Some(first) = o.first_violation {
+            assert!(
+                first.contains("has_blocked_load is clear (lost)"),
+                "seed {seed}: {first}"
+            );
+            caught += 1;
+        }
+    }
+    assert!(caught > 0, "the lost flag went unseen in eight runs");
 }
 
 /// CPUs go offline and come back (the hotplug thread's takedown on the CPU, its grace-period
@@ -510,4 +516,50 @@ fn cpus_go_offline_and_back_with_every_invariant_held() {
         assert!(cycles::<Scalable>(s) >= 5);
         assert!(cycles::<ShardedDefault>(s) >= 5);
     }
+}
+
+/// The offered load is the load's, not the balancer's: an arrival or a device interrupt that
+/// comes on a CPU busy balancing (its interrupts held) is handled late, but the streams keep
+/// their schedules and draw from generators of their own. So ten times dearer balancing, or
+/// another policy, meets the same arrivals and interrupts, up to one per stream that the run's
+/// end finds held.
+#[test]
+fn the_offered_load_does_not_depend_on_balancing() {
+    fn offered<P: Policy>(mut cfg: Config, pct: u64) -> (u64, u64) {
+        cfg.costs = cfg.costs.scaled(pct);
+        let o = run::<P, 1000>(&cfg).unwrap();
+        clean(&o);
+        (o.arrivals, o.device_interrupts)
+    }
+    let near = |a: u64, b: u64, streams: u64, what: &str| {
+        assert!(a.abs_diff(b) <= streams, "{what}: {a} against {b}");
+    };
+    // Khan's machine at 64 CPUs (two cpusets, one arrival stream each), 70 % busy.
+    let frontier = frontier_at(64, 70, 100_000_000, 64);
+    let (base, _) = offered::<Patched>(frontier.clone(), 100);
+    assert!(base > 500, "{base} arrivals");
+    near(
+        base,
+        offered::<Patched>(frontier.clone(), 1000).0,
+        2,
+        "dear balancing",
+    );
+    near(
+        base,
+        offered::<Legacy>(frontier.clone(), 100).0,
+        2,
+        "legacy",
+    );
+    near(base, offered::<Scalable>(frontier, 100).0, 2, "scalable");
+    // Seed 003's load on 16 CPUs: a device stream on each.
+    let irq = scenario(VirtualScenario::Irqtime, 16, 50, 1);
+    let (_, base) = offered::<Patched>(irq.clone(), 100);
+    assert!(base > 1_000, "{base} interrupts");
+    near(
+        base,
+        offered::<Patched>(irq.clone(), 1000).1,
+        16,
+        "dear balancing",
+    );
+    near(base, offered::<Legacy>(irq, 100).1, 16, "legacy");
 }

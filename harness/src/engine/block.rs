@@ -117,7 +117,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             runs: 0,
             bound: false,
         };
-        let t = self.new_task(kind, cpu, None);
+        let t = self.new_task(kind, cpu, None, None);
         let mut tasks = self.tasks.borrow_mut();
         tasks[t].script = Some(src);
         tasks[t].left = left;

@@ -299,8 +299,8 @@ enum Act {
     Arrive(usize),
     /// A batch of source `n` is queued.
     Batch(usize),
-    /// A device interrupt of source `n`.
-    Device(usize),
+    /// A device interrupt of source `n`, its stream (the CPU of its range) `lane`.
+    Device(usize, usize),
 }
 
 /// A task.
@@ -324,6 +324,9 @@ struct Task {
     script: Option<usize>,
     /// Its placement state (PELT, wakees, `recent_used_cpu`).
     place: sched::TaskPlace,
+    /// Its own generator for its runs' and sleeps' lengths (an arrival's task: `load/`);
+    /// `None`: the run's.
+    rng: Option<fastrand::Rng>,
 }
 
 /// One logical CPU, as the engine keeps it.
@@ -442,6 +445,11 @@ struct Engine<P: Policy, const HZ: u32> {
     /// An ILB pass with STATS ran since the last check.
     stats_pass_done: Cell<bool>,
     rng: RefCell<fastrand::Rng>,
+    /// The run's seed (the open-loop streams and their tasks derive their generators' from
+    /// it: `load/`).
+    seed: u64,
+    /// Per source, the load's open-loop streams (`load/`).
+    streams: RefCell<Vec<Vec<load::Stream>>>,
     counts: RefCell<Counts>,
     /// What balancing work costs.
     costs: BalanceCosts,
@@ -517,6 +525,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             ),
             stats_pass_done: Cell::new(false),
             rng: RefCell::new(fastrand::Rng::with_seed(cfg.seed)),
+            seed: cfg.seed,
+            streams: RefCell::new(load::streams(&cfg.workload, cfg.seed)),
             counts: RefCell::new(Counts::default()),
             costs: cfg.costs,
             iww: RefCell::new(vec![IdleWhileWaiting::default(); cfg.shape.cpusets]),
@@ -607,15 +617,28 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         self.push(at, cpu, Ev::Timer(id));
     }
 
-    fn new_task(&self, kind: TaskKind, cpu: usize, batch: Option<usize>) -> usize {
+    /// A new task of `kind` made on `cpu` (not yet queued), of batch source `batch` if any,
+    /// drawing its lengths from `rng` if given, else from the run's generator.
+    fn new_task(
+        &self,
+        kind: TaskKind,
+        cpu: usize,
+        batch: Option<usize>,
+        mut rng: Option<fastrand::Rng>,
+    ) -> usize {
         let allowed = if kind.bound {
             cpu..cpu + 1
         } else {
             self.shape.cpuset(cpu)
         };
+        let left = match &mut rng {
+            Some(r) => around(r, kind.run_ns),
+            None => self.draw(|r| around(r, kind.run_ns)),
+        };
         let task = Task {
             kind,
-            left: self.draw(|r| around(r, kind.run_ns)),
+            rng,
+            left,
             runs_left: kind.runs,
             prev: cpu,
             allowed,
@@ -798,8 +821,16 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             self.count(|n| n.tasks_completed += 1);
             return;
         }
-        let next = self.draw(|r| around(r, kind.run_ns));
-        let sleep = self.draw(|r| around(r, kind.sleep_ns));
+        let own = self.tasks.borrow_mut()[t]
+            .rng
+            .as_mut()
+            .map(|r| (around(r, kind.run_ns), around(r, kind.sleep_ns)));
+        let (next, sleep) = own.unwrap_or_else(|| {
+            (
+                self.draw(|r| around(r, kind.run_ns)),
+                self.draw(|r| around(r, kind.sleep_ns)),
+            )
+        });
         {
             let task = &mut self.tasks.borrow_mut()[t];
             task.left = next;
@@ -832,7 +863,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         match act {
             Act::Wake(t) => self.wake_up(t, c, false),
             Act::Arrive(src) => self.arrive(c, src),
-            Act::Device(src) => self.device_interrupt(c, src),
+            Act::Device(src, lane) => self.device_interrupt(src, lane),
             Act::Batch(src) => self.batch_arrives(c, src),
         }
     }

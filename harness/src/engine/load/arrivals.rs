@@ -2,6 +2,7 @@
 //! ([`Source::Arrivals`]), each forked from the CPU a timer interrupt comes on and placed from
 //! there as a new task (`find_idlest_group`): the frontier's load.
 
+use super::{TASK, mix};
 use crate::engine::work::Source;
 use crate::engine::{Act, Engine};
 use nohz::Policy;
@@ -20,15 +21,23 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             return;
         };
         self.count(|n| n.arrivals += 1);
-        let t = self.new_task(*kind, c, None);
+        let made = {
+            let mut streams = self.streams.borrow_mut();
+            let s = &mut streams[src][0];
+            s.made += 1;
+            s.made
+        };
+        // The task's lengths come from its own generator: the same task under every policy.
+        let own = fastrand::Rng::with_seed(mix(self.seed, TASK, src as u64, made));
+        let t = self.new_task(*kind, c, None, Some(own));
         self.fork(c, t);
         self.arm_arrival(src, cpus.clone(), *per_sec);
     }
 
-    /// Arms the next arrival of source `src`, on a random CPU of `cpus`.
+    /// Arms the next arrival of source `src`, on a random CPU of `cpus` (both drawn from the
+    /// source's stream).
     pub(super) fn arm_arrival(&self, src: usize, cpus: Range<usize>, per_sec: u64) {
-        let at = self.next_of(per_sec);
-        let cpu = self.draw(|r| r.u64(cpus.start as u64..cpus.end as u64)) as usize;
+        let (at, cpu) = self.next_of(src, 0, per_sec, |r| r.usize(cpus.start..cpus.end));
         self.arm_timer(cpu, at, Act::Arrive(src));
     }
 }

@@ -26,7 +26,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             at: self.now(),
         };
         for _ in 0..*n {
-            let t = self.new_task(*kind, c, Some(src));
+            let t = self.new_task(*kind, c, Some(src), None);
             self.fork(c, t);
         }
     }

@@ -14,7 +14,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         for j in 0..n {
             let c = cpus.start + j % cpus.len().max(1);
             self.current.set(Some(c));
-            let t = self.new_task(kind, c, None);
+            let t = self.new_task(kind, c, None, None);
             self.fork(c, t);
         }
     }

@@ -7,17 +7,19 @@ use crate::engine::{Act, Engine};
 use nohz::Policy;
 
 impl<P: Policy, const HZ: u32> Engine<P, HZ> {
-    /// An interrupt of source `src` on `c` (its handler: nothing but arming the next).
-    pub(in crate::engine) fn device_interrupt(&self, c: usize, src: usize) {
-        if let Source::Interrupts { per_sec, .. } = &self.workload.sources[src] {
+    /// An interrupt of stream `lane` of source `src` (its handler: nothing but arming the
+    /// next).
+    pub(in crate::engine) fn device_interrupt(&self, src: usize, lane: usize) {
+        if let Source::Interrupts { cpus, per_sec } = &self.workload.sources[src] {
             self.count(|n| n.device_interrupts += 1);
-            self.arm_device(c, src, *per_sec);
+            self.arm_device(cpus.start + lane, src, lane, *per_sec);
         }
     }
 
-    /// Arms the next interrupt of source `src` on `cpu`.
-    pub(super) fn arm_device(&self, cpu: usize, src: usize, per_sec: u64) {
-        let at = self.next_of(per_sec);
-        self.arm_timer(cpu, at, Act::Device(src));
+    /// Arms the next interrupt of stream `lane` of source `src`, on its CPU `cpu` (while that
+    /// CPU is offline, the timer goes where its others go: `hotplug.rs`).
+    pub(super) fn arm_device(&self, cpu: usize, src: usize, lane: usize, per_sec: u64) {
+        let (at, ()) = self.next_of(src, lane, per_sec, |_| ());
+        self.arm_timer(cpu, at, Act::Device(src, lane));
     }
 }

@@ -14,7 +14,12 @@
 //! block on the load's object or exit (`engine/block.rs`), and is woken by another task.
 //!
 //! Each source acts through wakeup timers ([`Act`]) armed on a CPU, fired as that CPU's timer
-//! interrupt; every draw comes from the run's generator, in the order the events come.
+//! interrupt. The open-loop sources, [`arrivals`] and [`interrupts`], are [`Stream`]s: each
+//! keeps its own schedule and draws from a generator of its own (and so does each task an
+//! arrival makes), so the load they offer is the same under every policy and every balancing
+//! cost for a seed, even where an event is handled late on a CPU busy balancing. The other
+//! sources, and the engine itself (tick jitter, hotplug), draw from the run's generator in the
+//! order the events come.
 
 mod arrivals;
 mod batches;
@@ -42,8 +47,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
                 }
                 Source::Batches { on, gap_ns, .. } => self.arm_timer(*on, *gap_ns, Act::Batch(k)),
                 Source::Interrupts { cpus, per_sec } => {
-                    for c in cpus.clone() {
-                        self.arm_device(c, k, *per_sec);
+                    for (lane, c) in cpus.clone().enumerate() {
+                        self.arm_device(c, k, lane, *per_sec);
                     }
                 }
                 Source::Llama(l) => self.start_llama(k, *l),
@@ -61,11 +66,78 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         }
     }
 
-    /// The time of the next event of a stream of `per_sec` a second on average.
-    fn next_of(&self, per_sec: u64) -> u64 {
+    /// The next event of stream `lane` of source `src`, `per_sec` a second on average, with
+    /// `more` drawn for it from the stream's generator: when to arm its timer, and `more`.
+    ///
+    /// The event is due a random gap after the previous one was *due*, not after it was
+    /// handled: a timer held while its CPU balances (`Engine::spend`) makes that event late,
+    /// not every later one. A due time already past is armed at once.
+    fn next_of<T>(
+        &self,
+        src: usize,
+        lane: usize,
+        per_sec: u64,
+        more: impl FnOnce(&mut fastrand::Rng) -> T,
+    ) -> (u64, T) {
         let mean = (1_000_000_000 / per_sec.max(1)).max(1);
-        self.now() + self.draw(|r| gap(r, mean))
+        let mut streams = self.streams.borrow_mut();
+        let s = &mut streams[src][lane];
+        s.due += gap(&mut s.rng, mean);
+        let more = more(&mut s.rng);
+        (s.due.max(self.now()), more)
     }
+}
+
+/// An open-loop stream of the load: an arrival source, or one CPU's device interrupts.
+#[derive(Debug)]
+pub(super) struct Stream {
+    /// Its own generator.
+    rng: fastrand::Rng,
+    /// When its pending event is (or its last was) due.
+    due: u64,
+    /// Events it made so far.
+    made: u64,
+}
+
+/// The streams of `workload` under `seed`, per source: one for an arrival source, one per CPU
+/// for device interrupts, none for the rest. Each generator is seeded from the run's seed and
+/// the stream's place, so adding a stream leaves the others' draws alone.
+pub(super) fn streams(workload: &super::work::Workload, seed: u64) -> Vec<Vec<Stream>> {
+    workload
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(k, src)| {
+            let lanes = match src {
+                Source::Arrivals { .. } => 1,
+                Source::Interrupts { cpus, .. } => cpus.len(),
+                _ => 0,
+            };
+            (0..lanes)
+                .map(|lane| Stream {
+                    rng: fastrand::Rng::with_seed(mix(seed, STREAM, k as u64, lane as u64)),
+                    due: 0,
+                    made: 0,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What a derived seed is for: a stream's generator, or an arrival's task's.
+const STREAM: u64 = 1;
+const TASK: u64 = 2;
+
+/// A seed derived from the run's `seed` for purpose `what` and place `(a, b)`: each word
+/// folded in through the SplitMix64 finalizer (Steele, Lea and Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014), so nearby places get unrelated seeds.
+fn mix(seed: u64, what: u64, a: u64, b: u64) -> u64 {
+    [what, a, b].into_iter().fold(seed, |h, w| {
+        let mut z = (h ^ w).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    })
 }
 
 /// A synchronizing load's state, per source (none for the others).

@@ -55,7 +55,7 @@ fn shape(cpus: usize, smt: usize, llc: usize, socket: usize) -> Shape {
 impl E {
     /// A task made on `cpu` (sleeping there, on no run queue).
     fn task(&self, cpu: usize) -> usize {
-        self.new_task(KIND, cpu, None)
+        self.new_task(KIND, cpu, None, None)
     }
 
     /// `c` runs a task of its own (returned).
