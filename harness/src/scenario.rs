@@ -192,6 +192,11 @@ pub struct RunStats {
     pub seed: Option<u64>,
     /// Virtual engine: events processed.
     pub events: Option<u64>,
+    /// Virtual engine: tasks the load's arrival streams made, the whole run (the offered
+    /// load: the same under every policy for a seed).
+    pub arrivals: Option<u64>,
+    /// Virtual engine: device interrupts the load raised, the whole run (likewise).
+    pub device_interrupts: Option<u64>,
     /// Virtual engine: the share of CPU time spent running tasks, per cent.
     pub busy_pct: Option<f64>,
     /// Virtual engine: the share of busy ticks whose kick found balancing due (jiffies at or
@@ -338,6 +343,8 @@ impl RunStats {
             engine: "threads",
             seed: None,
             events: None,
+            arrivals: None,
+            device_interrupts: None,
             busy_pct: None,
             due_tick_pct: None,
             ilb_passes_per_sec: None,

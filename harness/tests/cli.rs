@@ -593,7 +593,8 @@ fn the_sweep_plot_refuses_bad_reports() {
 
 /// Each engine run reports how many tasks each kind of balancing pulled, per simulated
 /// second: whole counts over the run's seconds, and on a loaded frontier newidle moves some;
-/// and how its ILB time splits into domain balances, blocked-load decays and rq locks.
+/// how its ILB time splits into domain balances, blocked-load decays and rq locks; and the
+/// load it was offered, the same for every policy.
 #[test]
 fn engine_runs_report_the_tasks_each_balancing_pulled() {
     let report = json_report(&[
@@ -606,14 +607,22 @@ fn engine_runs_report_the_tasks_each_balancing_pulled() {
         "--util",
         "70",
         "--policy",
-        "patched",
+        "all",
         "--seconds",
         "0.05",
         "--runs",
         "1",
         "--json",
     ]);
-    let r = &report["runs"][0];
+    let runs = report["runs"].as_array().expect("runs");
+    let offered: Vec<_> = runs.iter().map(|r| r["arrivals"].as_u64()).collect();
+    assert!(offered[0].is_some_and(|n| n > 0), "{offered:?}");
+    assert!(offered.iter().all(|&n| n == offered[0]), "{offered:?}");
+    assert!(runs.iter().all(|r| r["device_interrupts"] == 0), "{report}");
+    let r = runs
+        .iter()
+        .find(|r| r["policy"] == "patched")
+        .expect("a patched run");
     let secs = r["virtual_seconds"].as_f64().expect("virtual_seconds");
     for key in [
         "pulled_newidle_per_sec",

@@ -511,6 +511,8 @@ pub fn run_stats(scenario: VirtualScenario, seed: u64, o: &Outcome) -> RunStats 
         engine: "virtual",
         seed: Some(seed),
         events: Some(o.events),
+        arrivals: Some(o.arrivals),
+        device_interrupts: Some(o.device_interrupts),
         busy_pct: pct(o.busy_ns, o.busy_ns + o.idle_ns),
         due_tick_pct: pct(o.due_ticks, o.busy_ticks),
         ilb_passes_per_sec: per_sec(o.ilb_passes),
