@@ -445,8 +445,8 @@ struct Engine<P: Policy, const HZ: u32> {
     /// An ILB pass with STATS ran since the last check.
     stats_pass_done: Cell<bool>,
     rng: RefCell<fastrand::Rng>,
-    /// The run's seed (the open-loop streams and their tasks derive their generators' from
-    /// it: `load/`).
+    /// The run's seed (the open-loop streams and their tasks seed their generators from it:
+    /// `load/`).
     seed: u64,
     /// Per source, the load's open-loop streams (`load/`).
     streams: RefCell<Vec<Vec<load::Stream>>>,

@@ -1,7 +1,8 @@
 //! Workloads: where tasks come from and how each one alternates running and sleeping.
 //!
-//! Every draw comes from the run's seeded generator, with integer arithmetic only (uniform
-//! around the mean, never a logarithm): the same seed gives the same tasks on any host.
+//! Every draw comes from a generator seeded from the run's seed (the run's own, or an arrival
+//! stream's or task's derived from it: `load/`), with integer arithmetic only (uniform around
+//! the mean, never a logarithm): the same seed gives the same tasks on any host.
 
 use std::ops::Range;
 
