@@ -29,6 +29,7 @@
 //! count the whole run, warm-up included, as the pass and kick counts do. Everything here is
 //! a function of the configuration and the seed: no host clock is read.
 
+use super::load::Offered;
 use super::{CpuSt, Engine, cost};
 use nohz::{Jiffies, Policy};
 
@@ -164,8 +165,6 @@ pub struct Outcome {
 pub(super) struct Counts {
     pub(super) events: u64,
     pub(super) tasks_completed: u64,
-    pub(super) arrivals: u64,
-    pub(super) device_interrupts: u64,
     pub(super) runs_completed: u64,
     pub(super) busy_ticks: u64,
     pub(super) due_ticks: u64,
@@ -647,8 +646,8 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
             sim_seconds: sim_ns as f64 / 1e9,
             events: n.events,
             tasks_completed: n.tasks_completed,
-            arrivals: n.arrivals,
-            device_interrupts: n.device_interrupts,
+            arrivals: self.offered(Offered::Arrivals),
+            device_interrupts: self.offered(Offered::Interrupts),
             runs_completed: n.runs_completed,
             busy_ticks: n.busy_ticks,
             due_ticks: n.due_ticks,

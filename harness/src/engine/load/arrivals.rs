@@ -20,13 +20,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
         else {
             return;
         };
-        self.count(|n| n.arrivals += 1);
-        let made = {
-            let mut streams = self.streams.borrow_mut();
-            let s = &mut streams[src][0];
-            s.made += 1;
-            s.made
-        };
+        let made = self.fired(src, 0);
         // The task's lengths come from its own generator: the same task under every policy.
         let own = fastrand::Rng::with_seed(mix(self.seed, TASK, src as u64, made));
         let t = self.new_task(*kind, c, None, Some(own));

@@ -11,7 +11,7 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     /// next).
     pub(in crate::engine) fn device_interrupt(&self, src: usize, lane: usize) {
         if let Source::Interrupts { cpus, per_sec } = &self.workload.sources[src] {
-            self.count(|n| n.device_interrupts += 1);
+            self.fired(src, lane);
             self.arm_device(cpus.start + lane, src, lane, *per_sec);
         }
     }

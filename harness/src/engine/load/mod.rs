@@ -88,6 +88,41 @@ impl<P: Policy, const HZ: u32> Engine<P, HZ> {
     }
 }
 
+/// Which open-loop streams' events [`Engine::offered`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Offered {
+    /// Tasks the arrival sources made.
+    Arrivals,
+    /// Device interrupts raised.
+    Interrupts,
+}
+
+impl<P: Policy, const HZ: u32> Engine<P, HZ> {
+    /// An event of stream `lane` of source `src` fired: returns how many it has made, this
+    /// one included (its index from 1).
+    fn fired(&self, src: usize, lane: usize) -> u64 {
+        let mut streams = self.streams.borrow_mut();
+        let s = &mut streams[src][lane];
+        s.made += 1;
+        s.made
+    }
+
+    /// The events the `which` streams made over the whole run: the offered load.
+    pub(super) fn offered(&self, which: Offered) -> u64 {
+        let streams = self.streams.borrow();
+        self.workload
+            .sources
+            .iter()
+            .zip(streams.iter())
+            .filter(|(src, _)| match which {
+                Offered::Arrivals => matches!(src, Source::Arrivals { .. }),
+                Offered::Interrupts => matches!(src, Source::Interrupts { .. }),
+            })
+            .flat_map(|(_, lanes)| lanes.iter().map(|s| s.made))
+            .sum()
+    }
+}
+
 /// An open-loop stream of the load: an arrival source, or one CPU's device interrupts.
 #[derive(Debug)]
 pub(super) struct Stream {
@@ -95,7 +130,7 @@ pub(super) struct Stream {
     rng: fastrand::Rng,
     /// When its pending event is (or its last was) due.
     due: u64,
-    /// Events it made so far.
+    /// Events it made so far (fired; an arrival's task is seeded from its index).
     made: u64,
 }
 
