@@ -214,7 +214,7 @@ pub use base::sync;
 pub(crate) use base::{cpu, cpumask, cpus, jiffies, static_key, warn};
 
 #[cfg(feature = "paced")]
-pub use beyond::paced::Paced;
+pub use beyond::paced::{IDLE_HOLD_JIFFIES, Paced};
 #[cfg(feature = "posted")]
 pub use beyond::posted::{
     HegdeHk, KHAN_IDLE_CPUS_PER_JIFFY, Khan, KhanNextBalance, KhanRoundRobin,

@@ -7,7 +7,11 @@
 //! (`for_each_policy!(except Paced: ..)`): the tests here pin those differences; the
 //! reference model says them (`tests/model`, `paced_machine_follows_the_model`).
 
-use nohz::{Jiffies, KickDecision, KickOutcome, NohzFlags, Paced, Patched, Policy, Warning};
+use nohz::platform::{NewidleDomain, NewidleOutcome};
+use nohz::{
+    IDLE_HOLD_JIFFIES, Jiffies, KickDecision, KickOutcome, NohzFlags, Paced, Patched, Policy,
+    SCHED_MIGRATION_COST_NS, Warning,
+};
 use nohz_testing::{CPUS, Event, World};
 use std::collections::BTreeMap;
 
@@ -442,4 +446,81 @@ fn next_alone_waits_for_the_balance_kick_a_jiffy_away() {
     let w = setup::<Paced>(2);
     w.enter(1);
     assert_eq!(flags_of(w.tick(0).unwrap()), B | X);
+}
+
+/// CPU 3 runs its newidle look at jiffy `look` and pulls nothing; its base domain's deadline is
+/// `look` itself (its busy period left `last_balance` old). Patched pulls `rq->next_balance` in
+/// to it, so an ILB pass in the same jiffy already balances CPU 3. Paced holds it at
+/// `look + IDLE_HOLD_JIFFIES`: the passes of this jiffy and the next leave CPU 3 alone, the one
+/// after balances it. A look that pulled a task is held by neither.
+#[test]
+fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy() {
+    /// `rq->next_balance` after the look, relative to it; and the first of 0..4 jiffies on at
+    /// which a pass by CPU 2 balances CPU 3 (one pass a jiffy).
+    fn first_balance<P: Policy>() -> (usize, Option<usize>) {
+        let w = World::<P>::new(4);
+        w.enter(2);
+        let c3 = w.cpu(3);
+        w.m.rq(c3).set_next_balance(w.now().add(64));
+        let look = w.now();
+        w.p.set_newidle_domain(NewidleDomain {
+            rd_overloaded: false,
+            max_newidle_lb_cost: 0,
+            next_balance: Some(look),
+        });
+        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
+        let held = w.m.rq(c3).next_balance().since(look);
+        w.enter(3);
+        for j in 0..4 {
+            w.advance(usize::from(j > 0));
+            w.p.take_events();
+            w.m.nohz_idle_balance_pass(w.cpu(2), S | B, &*w.p);
+            let balanced = w
+                .events()
+                .iter()
+                .any(|e| matches!(e, Event::BalanceDomains { cpu, .. } if cpu.index() == 3));
+            if balanced {
+                return (held, Some(j));
+            }
+        }
+        (held, None)
+    }
+    assert_eq!(first_balance::<Patched>(), (0, Some(0)));
+    assert_eq!(IDLE_HOLD_JIFFIES, 2);
+    assert_eq!(first_balance::<Paced>(), (2, Some(2)));
+
+    /// `rq->next_balance` after a look that pulled a task, relative to the look.
+    fn after_a_pull<P: Policy>() -> usize {
+        let w = World::<P>::new(4);
+        let c3 = w.cpu(3);
+        w.m.rq(c3).set_next_balance(w.now().add(64));
+        w.m.rq(c3).set_avg_idle(SCHED_MIGRATION_COST_NS);
+        let look = w.now();
+        w.p.set_newidle_outcome(NewidleOutcome {
+            pulled_task: true,
+            next_balance: Some(look),
+        });
+        assert!(w.m.sched_balance_newidle(c3, &*w.p));
+        w.m.rq(c3).next_balance().since(look)
+    }
+    assert_eq!(after_a_pull::<Paced>(), 0);
+    assert_eq!(after_a_pull::<Patched>(), 0);
+
+    /// `rq->next_balance` after a look that pulled nothing and found no earlier deadline than
+    /// the CPU's own, 64 jiffies on: the hold never moves a later deadline earlier.
+    fn later_kept<P: Policy>() -> usize {
+        let w = World::<P>::new(4);
+        let c3 = w.cpu(3);
+        w.m.rq(c3).set_next_balance(w.now().add(64));
+        let look = w.now();
+        w.p.set_newidle_domain(NewidleDomain {
+            rd_overloaded: false,
+            max_newidle_lb_cost: 0,
+            next_balance: None,
+        });
+        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
+        w.m.rq(c3).next_balance().since(look)
+    }
+    assert_eq!(later_kept::<Paced>(), 64);
+    assert_eq!(later_kept::<Patched>(), 64);
 }

@@ -54,8 +54,9 @@ enum PolicyArg {
     /// Posted: Hegde's early housekeeping test of the kick.
     HegdeHk,
     /// Beyond the kernel: Scalable with the ILB's blocked-load refresh paced by
-    /// nohz.next_blocked, no NEXT-only kick a jiffy before a BALANCE kick, and the ILB picked
-    /// from a start hashed from jiffies.
+    /// nohz.next_blocked, no NEXT-only kick a jiffy before a BALANCE kick, an idle CPU's first
+    /// balance held two jiffies after its newidle look, and the ILB picked from a start hashed
+    /// from jiffies.
     Paced,
     /// Every policy, interleaved, each compared with Patched: Patched, Legacy, Scalable,
     /// Sharded, the posted fixes (khan-next-balance, khan-round-robin, khan, hegde-hk) and

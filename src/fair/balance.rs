@@ -249,7 +249,8 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `update_blocked_load_status`), and hands `t0` to the walk, so that the refresh counts
     /// toward the first domain's cost as in the kernel. A CPU without a domain goes on
     /// without a walk. Then `rq.next_balance` is pulled in to `jiffies + HZ` or the domains'
-    /// earlier deadline, and if nothing was pulled `nohz_newidle_balance` may ask for a
+    /// earlier deadline (a policy's `nohz` line may hold it back,
+    /// `NohzLine::newidle_next_balance`), and if nothing was pulled `nohz_newidle_balance` may ask for a
     /// blocked-load refresh of the idle CPUs. Returns whether a task was pulled.
     #[doc(alias = "update_misfit_status")]
     pub fn sched_balance_newidle<Pl: Platform<N>>(
@@ -290,8 +291,16 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 next = deadline;
             }
         }
-        if rq.next_balance().is_after(next) {
-            rq.set_next_balance(next);
+        // The policy's `nohz` line may hold it back (`NohzLine::newidle_next_balance`); the
+        // kernel's pulls `rq->next_balance` in to `next`.
+        let current = rq.next_balance();
+        let keep = self
+            .nohz
+            .scalars
+            .hook
+            .newidle_next_balance(current, next, pulled, || plat.jiffies());
+        if keep != current {
+            rq.set_next_balance(keep);
         }
         if !pulled {
             self.nohz_newidle_balance(cpu, plat);

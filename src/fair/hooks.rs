@@ -471,6 +471,26 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
         next
     }
 
+    /// `sched_balance_newidle`'s `out:` on `rq`'s CPU: the `rq->next_balance` to keep, given
+    /// `current`, the CPU's, `next`, the earliest deadline its newidle look found, `pulled`,
+    /// whether the look pulled a task, and `now()`, jiffies (for a line that reads them). An
+    /// ILB pass balances an idle CPU once `jiffies` reaches it. The kernel's pulls it in:
+    /// `next` if `current` is after it, else `current`.
+    #[inline(always)]
+    fn newidle_next_balance(
+        &self,
+        current: Jiffies,
+        next: Jiffies,
+        _pulled: bool,
+        _now: impl FnOnce() -> Jiffies,
+    ) -> Jiffies {
+        if current.is_after(next) {
+            next
+        } else {
+            current
+        }
+    }
+
     /// Reports (feature `testing`): the gate's precomputed not-due deadline, or `None` while
     /// it is stale, or for a line that keeps none (the kernel's).
     #[cfg(feature = "testing")]

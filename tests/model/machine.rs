@@ -37,7 +37,7 @@ pub fn pol<P: Policy>() -> Pol {
 }
 
 /// What the model changes in `Patched` for a crate policy beyond the kernel (by identity
-/// only): `Paced`'s kick and hashed ILB start, Khan's scaled deadline and round robin,
+/// only): `Paced`'s kick, newidle hold and hashed ILB start, Khan's scaled deadline and round robin,
 /// Hegde's early return. `Scalable` and `Sharded` change no observable (the kernel's).
 pub fn beyond<P: Policy>() -> Beyond {
     let khan_next_balance = Beyond {
@@ -51,6 +51,7 @@ pub fn beyond<P: Policy>() -> Beyond {
     match P::NAME {
         n if n == nohz::Paced::NAME => Beyond {
             paced_kick: true,
+            newidle_hold: true,
             ilb_pick: IlbPick::Hashed,
             ..Beyond::default()
         },

@@ -19,13 +19,14 @@
 //!
 //! Where a policy keeps the kernel's observables, it runs against the kernel's model
 //! (`Scalable`, `ShardedStrict`). Where it departs by design, either the model says the
-//! departure (`reference::Beyond`, written from the policy's description: `Paced`'s kick and
-//! hashed ILB start, Khan's round robin and scaled deadline, Hegde's housekeeping test), or,
-//! where it cannot say it cheaply, a differential against `Patched` allows and counts exactly
-//! the documented divergence (`sharded_hint`: a stale summary bit's extra kick attempt).
-//! Either way a test of the policy's own pins the divergence down (`tests/sharded.rs`,
-//! `tests/paced.rs`, `tests/posted.rs`). Khan's scaled deadline adds a jiffy per 64
-//! registered CPUs: nothing on the model's machines of at most 16, where it is `Patched`.
+//! departure (`reference::Beyond`, written from the policy's description: `Paced`'s kick, its
+//! newidle hold and hashed ILB start, Khan's round robin and scaled deadline, Hegde's
+//! housekeeping test), or, where it cannot say it cheaply, a differential against `Patched`
+//! allows and counts exactly the documented divergence (`sharded_hint`: a stale summary bit's
+//! extra kick attempt). Either way a test of the policy's own pins the divergence down
+//! (`tests/sharded.rs`, `tests/paced.rs`, `tests/posted.rs`). Khan's scaled deadline adds a
+//! jiffy per 64 registered CPUs: nothing on the model's machines of at most 16, where it is
+//! `Patched`.
 //!
 //! # More cases
 //!

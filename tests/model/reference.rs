@@ -71,6 +71,9 @@ pub struct Beyond {
     /// the blocked-load refresh due (BALANCE alone otherwise, and the pass counts no warning
     /// for it); NEXT goes alone only while `nohz.next_balance` is more than a jiffy ahead.
     pub paced_kick: bool,
+    /// `Paced`'s hold: a newidle look that pulled nothing leaves the CPU's `rq->next_balance`
+    /// no earlier than two jiffies after it (the kernel's may be due at once).
+    pub newidle_hold: bool,
     /// Where `find_new_ilb` starts its scan of the idle housekeeping CPUs.
     pub ilb_pick: IlbPick,
     /// Khan's patch 1: a completed pass publishes `nohz.next_balance` later by one jiffy per
@@ -1391,6 +1394,9 @@ impl Model {
         }
         if self.cpus[c].next_balance > next {
             self.cpus[c].next_balance = next;
+        }
+        if self.cfg.beyond.newidle_hold && !pulled && self.cpus[c].next_balance < self.now + 2 {
+            self.cpus[c].next_balance = self.now + 2;
         }
         if !pulled && long_idle && self.has_blocked_load && self.now >= self.next_blocked {
             self.cpus[c].nohz_flags |= NEWILB;
