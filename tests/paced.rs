@@ -448,11 +448,13 @@ fn next_alone_waits_for_the_balance_kick_a_jiffy_away() {
     assert_eq!(flags_of(w.tick(0).unwrap()), B | X);
 }
 
-/// CPU 3 runs its newidle look at jiffy `look` and pulls nothing; its base domain's deadline is
-/// `look` itself (its busy period left `last_balance` old). Patched pulls `rq->next_balance` in
-/// to it, so an ILB pass in the same jiffy already balances CPU 3. Paced holds it at
-/// `look + IDLE_HOLD_JIFFIES`: the passes of this jiffy and the next leave CPU 3 alone, the one
-/// after balances it. A look that pulled a task is held by neither.
+/// CPU 3 runs its newidle look at jiffy `look` and finds nothing to pull (no overloaded CPU in
+/// the root domain); its base domain's deadline is `look` itself (its busy period left
+/// `last_balance` old). Patched pulls `rq->next_balance` in to it, so an ILB pass in the same
+/// jiffy already balances CPU 3. Paced holds it at `look + IDLE_HOLD_JIFFIES`: the passes of
+/// this jiffy and the next leave CPU 3 alone, the one after balances it. A walk that pulled
+/// nothing is held too; a look that pulled a task, or one skipped for too short an expected
+/// idle, is held by neither, and no hold moves a later deadline earlier.
 #[test]
 fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy() {
     /// `rq->next_balance` after the look, relative to it; and the first of 0..4 jiffies on at
@@ -505,6 +507,41 @@ fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy()
     }
     assert_eq!(after_a_pull::<Paced>(), 0);
     assert_eq!(after_a_pull::<Patched>(), 0);
+
+    /// `rq->next_balance` after a look with the root domain overloaded, relative to it: a
+    /// walk that pulled nothing (`walks`), or one skipped because the CPU's expected idle
+    /// (`avg_idle`) is shorter than the walk's cost, which looked at nothing.
+    fn after_an_overloaded_look<P: Policy>(walks: bool) -> usize {
+        let w = World::<P>::new(4);
+        let c3 = w.cpu(3);
+        w.m.rq(c3).set_next_balance(w.now().add(64));
+        w.m.rq(c3).set_avg_idle(SCHED_MIGRATION_COST_NS);
+        let look = w.now();
+        w.p.set_newidle_domain(NewidleDomain {
+            rd_overloaded: true,
+            max_newidle_lb_cost: if walks {
+                0
+            } else {
+                SCHED_MIGRATION_COST_NS + 1
+            },
+            next_balance: Some(look),
+        });
+        w.p.set_newidle_outcome(NewidleOutcome {
+            pulled_task: false,
+            next_balance: Some(look),
+        });
+        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
+        let walked = w
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::NewidleBalance { .. }));
+        assert_eq!(walked, walks);
+        w.m.rq(c3).next_balance().since(look)
+    }
+    assert_eq!(after_an_overloaded_look::<Paced>(true), 2);
+    assert_eq!(after_an_overloaded_look::<Patched>(true), 0);
+    assert_eq!(after_an_overloaded_look::<Paced>(false), 0);
+    assert_eq!(after_an_overloaded_look::<Patched>(false), 0);
 
     /// `rq->next_balance` after a look that pulled nothing and found no earlier deadline than
     /// the CPU's own, 64 jiffies on: the hold never moves a later deadline earlier.

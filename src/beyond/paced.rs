@@ -37,18 +37,21 @@
 //!   walk of the mask. (The kernel's not-due kick reads the same line.)
 //! - **An idle CPU balanced once it has stayed idle through a jiffy**
 //!   (`NohzLine::newidle_next_balance`): a CPU about to idle runs its newidle look
-//!   (`sched_balance_newidle`). When that pulls nothing, the kernel pulls `rq->next_balance` in
-//!   to the base domain's deadline, which the CPU's busy period (intervals `busy_factor`, 16,
-//!   times the idle ones) has nearly always left in the past; so the next ILB pass, about a jiffy later,
-//!   balances every due domain of a CPU that went idle a moment ago. That repeats a look the
-//!   CPU has just made, or one it declined as not worth its cost (no overloaded CPU in the root
-//!   domain, or an expected idle shorter than the walk). `Paced` keeps the kernel's deadline
-//!   but no earlier than [`IDLE_HOLD_JIFFIES`] (2) after the look: the pass of the next jiffy
-//!   passes the CPU by, the one after balances it if it is still idle. On the engine's
-//!   768-CPU machine at 70 % utilization nearly every ILB domain balance was for a CPU idle
-//!   for under a millisecond, and ILB passes pulled a task about ten times a second
-//!   (`harness/docs/frontier.md`). Nothing new is read or written: it is the same store of
-//!   the CPU's own `rq->next_balance`, with a later value.
+//!   (`sched_balance_newidle`). When that pulls nothing, the kernel pulls `rq->next_balance`
+//!   in to the base domain's deadline, which the CPU's busy period (intervals `busy_factor`,
+//!   16, times the idle ones) has nearly always left in the past; so the next ILB pass, about
+//!   a jiffy later, balances every due domain of a CPU that went idle a moment ago. Where the
+//!   look established that there was nothing to pull (no overloaded CPU in the root domain,
+//!   or a walk of the domains that pulled nothing), that balance repeats it. `Paced` then
+//!   keeps the kernel's deadline but no earlier than [`IDLE_HOLD_JIFFIES`] (2) after the look:
+//!   the pass of the next jiffy passes the CPU by, the one after balances it if it is still
+//!   idle. A look skipped because the CPU's expected idle (`avg_idle`) was shorter than a
+//!   walk's cost looked at nothing, and is not held: there the next balance is the first to
+//!   look (on a busy machine, hackbench, that is where the ILB's and the tick's idle balances
+//!   pull their tasks). On the engine's 768-CPU machine at 70 % utilization nearly every ILB
+//!   domain balance was for a CPU idle for under a millisecond, and ILB passes pulled a task
+//!   about ten times a second (`harness/docs/frontier.md`). Nothing new is read or written:
+//!   it is the same store of the CPU's own `rq->next_balance`, with a later value.
 //! - **The duty spread** ([`SpreadIdle`], `IdleCpus::find_ilb`): `find_new_ilb` scans
 //!   `nohz.idle_cpus_mask ∩ housekeeping` from a start bit hashed from `jiffies`, wrapping, not
 //!   from bit 0. No shared state is written for it (Khan's round-robin stores the last pick on
@@ -69,17 +72,20 @@
 //!   one; it is never the kicker and always idle right now, as the kernel's.
 //! - While `nohz.next_balance` is at most a jiffy ahead, a CPU that registers waits for the
 //!   next BALANCE kick (at most a jiffy) to have `nohz.next_balance` account for it.
-//! - After a newidle look that pulled nothing, the CPU's `rq->next_balance` is at least
-//!   `jiffies + 2`, where the kernel's may be due at once: its first periodic balance as an
-//!   idle CPU, by an ILB pass or by its own tick, comes up to two jiffies later. A balance
-//!   that would end in an active balance (a running task moved, which the engine does not
-//!   model) is delayed by as much, not forgone: the kernel reaches one only after repeated
-//!   failed balances at the domain's interval.
+//! - After a newidle look that found nothing to pull, the CPU's `rq->next_balance` is at
+//!   least `jiffies + 2`, where the kernel's may be due at once: its next periodic balance, by
+//!   an ILB pass or by its own tick, comes up to two jiffies later, and a CPU that goes idle
+//!   again within two jiffies each time, and finds nothing each time, is not balanced on
+//!   behalf of idle in between. What such a balance could still do with nothing queued
+//!   anywhere is an active balance (a running task moved to it, which the engine does not
+//!   model); the kernel reaches one only after repeated failed balances at the domain's
+//!   interval, and a CPU idle for under two jiffies at a time is a poor place to move a
+//!   running task to.
 //!
 //! `tests/paced.rs` pins each of these down and checks everything else against `Patched`.
 //! The reference model says each of them too (`tests/model/reference.rs`, `Beyond`: the paced
-//! kick, the newidle hold and the hashed ILB start), so `paced_machine_follows_the_model` checks every
-//! observable of `Paced` against it on random sequences. The kernel-path tests that expect
+//! kick, the newidle hold and the hashed ILB start), so `paced_machine_follows_the_model`
+//! checks every observable of `Paced` against it on random sequences. The kernel-path tests that expect
 //! STATS with every balance kick, or the pass's warning for BALANCE alone, leave `Paced` out
 //! (`for_each_policy!(except Paced: ..)`, each list saying which test of `tests/paced.rs` pins
 //! the difference); every other kernel-path test runs it.
@@ -125,8 +131,8 @@ impl Policy for Paced {
 /// it stores them, the busy tick's not-due test is one load of the precomputed deadline), except
 /// that a kick that wants balancing asks for STATS only when the kernel's STATS deadline is
 /// due, NEXT goes alone only while `nohz.next_balance` is more than a jiffy ahead, and a
-/// newidle look that pulled nothing leaves `rq->next_balance` at least [`IDLE_HOLD_JIFFIES`]
-/// ahead.
+/// newidle look that found nothing to pull leaves `rq->next_balance` at least
+/// [`IDLE_HOLD_JIFFIES`] ahead.
 ///
 /// The gate stays sound: it decides by itself only ticks before the deadline it folds from the
 /// scalars, where `Patched`'s kick asks for nothing, and `Paced`'s kick never asks for more than
@@ -186,21 +192,25 @@ impl NohzLine for PacedLine {
     }
 
     /// The kernel's pull-in, held back to [`IDLE_HOLD_JIFFIES`] after `now` when the look
-    /// pulled nothing: the next jiffy's ILB pass leaves the CPU alone, the one after balances
-    /// it if it is still idle.
+    /// found nothing to pull: the next jiffy's ILB pass leaves the CPU alone, the one after
+    /// balances it if it is still idle.
     #[inline]
     fn newidle_next_balance(
         &self,
         current: Jiffies,
         next: Jiffies,
-        pulled: bool,
+        found_nothing: bool,
         now: impl FnOnce() -> Jiffies,
     ) -> Jiffies {
-        if pulled {
-            return self.0.newidle_next_balance(current, next, pulled, now);
+        if !found_nothing {
+            return self
+                .0
+                .newidle_next_balance(current, next, found_nothing, now);
         }
         let now = now();
-        let kernel = self.0.newidle_next_balance(current, next, pulled, || now);
+        let kernel = self
+            .0
+            .newidle_next_balance(current, next, found_nothing, || now);
         let hold = now.add(IDLE_HOLD_JIFFIES);
         if hold.is_after(kernel) { hold } else { kernel }
     }
@@ -214,7 +224,7 @@ impl NohzLine for PacedLine {
     }
 }
 
-/// How many jiffies after a newidle look that pulled nothing `Paced` keeps the CPU's
+/// How many jiffies after a newidle look that found nothing to pull `Paced` keeps the CPU's
 /// `rq->next_balance`, at least: 2, so that the first jiffy boundary after the look (where the
 /// ILB pass of that jiffy runs) passes the CPU by, and the CPU is balanced on behalf of idle
 /// only once it has stayed idle through a whole jiffy.

@@ -249,9 +249,10 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
     /// `update_blocked_load_status`), and hands `t0` to the walk, so that the refresh counts
     /// toward the first domain's cost as in the kernel. A CPU without a domain goes on
     /// without a walk. Then `rq.next_balance` is pulled in to `jiffies + HZ` or the domains'
-    /// earlier deadline (a policy's `nohz` line may hold it back,
-    /// `NohzLine::newidle_next_balance`), and if nothing was pulled `nohz_newidle_balance` may ask for a
-    /// blocked-load refresh of the idle CPUs. Returns whether a task was pulled.
+    /// earlier deadline (a policy's `nohz` line may hold it back after a look that found
+    /// nothing to pull, `NohzLine::newidle_next_balance`), and if nothing was pulled
+    /// `nohz_newidle_balance` may ask for a blocked-load refresh of the idle CPUs. Returns
+    /// whether a task was pulled.
     #[doc(alias = "update_misfit_status")]
     pub fn sched_balance_newidle<Pl: Platform<N>>(
         &self,
@@ -271,9 +272,13 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         }
         let mut next: Jiffies = plat.jiffies().add(Pl::HZ as usize);
         let mut pulled = false;
+        // Whether the look found nothing to pull: no overloaded CPU in the root domain, or a
+        // walk that pulled nothing (not: a walk skipped for too short an expected idle).
+        let mut found_nothing = false;
         if rq.has_sched_domain() {
             let sd = plat.newidle_domain(cpu);
             let deadline = if !sd.rd_overloaded || rq.avg_idle() < sd.max_newidle_lb_cost {
+                found_nothing = !sd.rd_overloaded;
                 sd.next_balance
             } else {
                 // The cost window opens before the refresh (t0 = sched_clock_cpu()), so the
@@ -283,6 +288,7 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
                 self.update_blocked_averages(cpu, cpu, plat);
                 let outcome = plat.newidle_balance(cpu, t0);
                 pulled = outcome.pulled_task;
+                found_nothing = !pulled;
                 outcome.next_balance
             };
             if let Some(deadline) = deadline
@@ -294,11 +300,11 @@ impl<P: Policy, const N: usize, const W: usize> Fair<P, N, W> {
         // The policy's `nohz` line may hold it back (`NohzLine::newidle_next_balance`); the
         // kernel's pulls `rq->next_balance` in to `next`.
         let current = rq.next_balance();
-        let keep = self
-            .nohz
-            .scalars
-            .hook
-            .newidle_next_balance(current, next, pulled, || plat.jiffies());
+        let keep =
+            self.nohz
+                .scalars
+                .hook
+                .newidle_next_balance(current, next, found_nothing, || plat.jiffies());
         if keep != current {
             rq.set_next_balance(keep);
         }

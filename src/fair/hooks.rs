@@ -471,17 +471,19 @@ pub trait NohzLine: fmt::Debug + Send + Sync + Sized + 'static {
         next
     }
 
-    /// `sched_balance_newidle`'s `out:` on `rq`'s CPU: the `rq->next_balance` to keep, given
-    /// `current`, the CPU's, `next`, the earliest deadline its newidle look found, `pulled`,
-    /// whether the look pulled a task, and `now()`, jiffies (for a line that reads them). An
-    /// ILB pass balances an idle CPU once `jiffies` reaches it. The kernel's pulls it in:
-    /// `next` if `current` is after it, else `current`.
+    /// `sched_balance_newidle`'s `out:` on the CPU going idle: the `rq->next_balance` to keep,
+    /// given `current`, the CPU's, `next`, the earliest deadline its newidle look found,
+    /// `found_nothing`, whether the look established that there was nothing to pull (no
+    /// overloaded CPU in the root domain, or a walk that pulled nothing; not a walk skipped
+    /// for too short an expected idle), and `now()`, jiffies (for a line that reads them). An
+    /// ILB pass, or the CPU's own tick, balances the CPU once `jiffies` reaches the value.
+    /// The kernel's pulls it in: `next` if `current` is after it, else `current`.
     #[inline(always)]
     fn newidle_next_balance(
         &self,
         current: Jiffies,
         next: Jiffies,
-        _pulled: bool,
+        _found_nothing: bool,
         _now: impl FnOnce() -> Jiffies,
     ) -> Jiffies {
         if current.is_after(next) {

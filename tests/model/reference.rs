@@ -71,8 +71,9 @@ pub struct Beyond {
     /// the blocked-load refresh due (BALANCE alone otherwise, and the pass counts no warning
     /// for it); NEXT goes alone only while `nohz.next_balance` is more than a jiffy ahead.
     pub paced_kick: bool,
-    /// `Paced`'s hold: a newidle look that pulled nothing leaves the CPU's `rq->next_balance`
-    /// no earlier than two jiffies after it (the kernel's may be due at once).
+    /// `Paced`'s hold: a newidle look that found nothing to pull (the root domain not
+    /// overloaded, or a walk that pulled nothing) leaves the CPU's `rq->next_balance` no
+    /// earlier than two jiffies after it (the kernel's may be due at once).
     pub newidle_hold: bool,
     /// Where `find_new_ilb` starts its scan of the idle housekeeping CPUs.
     pub ilb_pick: IlbPick,
@@ -1395,7 +1396,12 @@ impl Model {
         if self.cpus[c].next_balance > next {
             self.cpus[c].next_balance = next;
         }
-        if self.cfg.beyond.newidle_hold && !pulled && self.cpus[c].next_balance < self.now + 2 {
+        // Paced's hold, after a look that found nothing to pull: the root domain not
+        // overloaded, or a walk that pulled nothing. (Here `walks` is the overload: the
+        // machine's walks cost nothing, so none is skipped for a short idle.)
+        let found_nothing = self.cpus[c].has_domain && !pulled;
+        if self.cfg.beyond.newidle_hold && found_nothing && self.cpus[c].next_balance < self.now + 2
+        {
             self.cpus[c].next_balance = self.now + 2;
         }
         if !pulled && long_idle && self.has_blocked_load && self.now >= self.next_blocked {
