@@ -454,7 +454,8 @@ fn next_alone_waits_for_the_balance_kick_a_jiffy_away() {
 /// jiffy already balances CPU 3. Paced holds it at `look + IDLE_HOLD_JIFFIES`: the passes of
 /// this jiffy and the next leave CPU 3 alone, the one after balances it. A walk that pulled
 /// nothing is held too; a look that pulled a task, or one skipped for too short an expected
-/// idle, is held by neither, and no hold moves a later deadline earlier.
+/// idle, is held by neither; no hold moves a later deadline earlier, and none is stored where
+/// the kernel stores nothing.
 #[test]
 fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy() {
     /// `rq->next_balance` after the look, relative to it; and the first of 0..4 jiffies on at
@@ -560,4 +561,24 @@ fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy()
     }
     assert_eq!(later_kept::<Paced>(), 64);
     assert_eq!(later_kept::<Patched>(), 64);
+
+    /// `rq->next_balance` after a look that found nothing to pull while the CPU's own deadline
+    /// was already due (`look`) and the look's later (`look + 5`), relative to the look. The
+    /// kernel keeps the due deadline (it stores nothing), and so does the hold, which stores
+    /// only where the kernel does.
+    fn already_due<P: Policy>() -> usize {
+        let w = World::<P>::new(4);
+        let c3 = w.cpu(3);
+        let look = w.now();
+        w.m.rq(c3).set_next_balance(look);
+        w.p.set_newidle_domain(NewidleDomain {
+            rd_overloaded: false,
+            max_newidle_lb_cost: 0,
+            next_balance: Some(look.add(5)),
+        });
+        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
+        w.m.rq(c3).next_balance().since(look)
+    }
+    assert_eq!(already_due::<Patched>(), 0);
+    assert_eq!(already_due::<Paced>(), 0);
 }

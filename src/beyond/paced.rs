@@ -51,7 +51,9 @@
 //!   pull their tasks). On the engine's 768-CPU machine at 70 % utilization nearly every ILB
 //!   domain balance was for a CPU idle for under a millisecond, and ILB passes pulled a task
 //!   about ten times a second (`harness/docs/frontier.md`). Nothing new is read or written:
-//!   it is the same store of the CPU's own `rq->next_balance`, with a later value.
+//!   the hold changes the value of the kernel's store of the CPU's own `rq->next_balance`,
+//!   never whether it is made (where the kernel keeps a deadline that is already earlier,
+//!   so does `Paced`).
 //! - **The duty spread** ([`SpreadIdle`], `IdleCpus::find_ilb`): `find_new_ilb` scans
 //!   `nohz.idle_cpus_mask ∩ housekeeping` from a start bit hashed from `jiffies`, wrapping, not
 //!   from bit 0. No shared state is written for it (Khan's round-robin stores the last pick on
@@ -192,8 +194,8 @@ impl NohzLine for PacedLine {
     }
 
     /// The kernel's pull-in, held back to [`IDLE_HOLD_JIFFIES`] after `now` when the look
-    /// found nothing to pull: the next jiffy's ILB pass leaves the CPU alone, the one after
-    /// balances it if it is still idle.
+    /// found nothing to pull and the kernel stores: the next jiffy's ILB pass leaves the CPU
+    /// alone, the one after balances it if it is still idle.
     #[inline]
     fn newidle_next_balance(
         &self,
@@ -211,6 +213,10 @@ impl NohzLine for PacedLine {
         let kernel = self
             .0
             .newidle_next_balance(current, next, found_nothing, || now);
+        // Where the kernel stores nothing, neither does the hold.
+        if kernel == current {
+            return kernel;
+        }
         let hold = now.add(IDLE_HOLD_JIFFIES);
         if hold.is_after(kernel) { hold } else { kernel }
     }

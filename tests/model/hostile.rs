@@ -323,6 +323,7 @@ fn a_csd_run_without_kick_bits_warns_then_acts<P: Policy>() {
                 long_idle: true,
                 walks: true,
                 pulls: false,
+                deadline: None,
             },
             Step::RunTask(3),
             Step::SpuriousCsd(3),

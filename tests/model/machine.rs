@@ -18,7 +18,7 @@ use nohz::IdleExit;
 use nohz::IrqContext;
 use nohz::TICK_DEP_SCHED;
 use nohz::platform::{
-    CpuIdleType, CpuState, NewidleDomain, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware,
+    Clock, CpuIdleType, CpuState, NewidleDomain, NewidleOutcome, SCHED_CAPACITY_SCALE, TickHardware,
 };
 use nohz::{CpuId, Jiffies, NrCpuIds, Policy, StaticKeyError, Warning};
 use nohz::{IlbPass, KickDecision, KickOutcome, SCHED_MIGRATION_COST_NS};
@@ -243,6 +243,7 @@ impl<P: Policy> Sut<P> {
                 long_idle,
                 walks,
                 pulls,
+                deadline,
             } => {
                 let cpu = self.cpu(c);
                 m.rq(cpu).set_avg_idle(if long_idle {
@@ -250,13 +251,23 @@ impl<P: Policy> Sut<P> {
                 } else {
                     SCHED_MIGRATION_COST_NS - 1
                 });
+                // The base domain's deadline, the same whether the look walks or not.
+                let now = p.jiffies();
+                let deadline = deadline.map(|d| {
+                    if d < 0 {
+                        now.sub(usize::from(d.unsigned_abs()))
+                    } else {
+                        now.add(usize::from(d.unsigned_abs()))
+                    }
+                });
                 p.set_newidle_domain(NewidleDomain {
                     rd_overloaded: walks,
+                    next_balance: deadline,
                     ..NewidleDomain::ALWAYS_WALK
                 });
                 p.set_newidle_outcome(NewidleOutcome {
                     pulled_task: pulls,
-                    next_balance: None,
+                    next_balance: deadline,
                 });
                 let pulled = m.sched_balance_newidle(cpu, p);
                 self.out.pulled = Some(pulled);

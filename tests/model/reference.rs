@@ -72,8 +72,8 @@ pub struct Beyond {
     /// for it); NEXT goes alone only while `nohz.next_balance` is more than a jiffy ahead.
     pub paced_kick: bool,
     /// `Paced`'s hold: a newidle look that found nothing to pull (the root domain not
-    /// overloaded, or a walk that pulled nothing) leaves the CPU's `rq->next_balance` no
-    /// earlier than two jiffies after it (the kernel's may be due at once).
+    /// overloaded, or a walk that pulled nothing) and pulls the CPU's `rq->next_balance` in
+    /// stores it no earlier than two jiffies after the look (the kernel's may be due at once).
     pub newidle_hold: bool,
     /// Where `find_new_ilb` starts its scan of the idle housekeeping CPUs.
     pub ilb_pick: IlbPick,
@@ -252,12 +252,15 @@ pub enum Step {
     StopTask(usize),
     /// `sched_balance_newidle` before entering idle. The domains are walked only if `walks`
     /// (the root domain is overloaded and the idle is long enough for a walk), after this
-    /// CPU's own blocked-load refresh; the walk may pull a task.
+    /// CPU's own blocked-load refresh; the walk may pull a task. `deadline`: the base
+    /// domain's next balance the look finds, as jiffies from now (its `last_balance` plus
+    /// its interval; in the past when a busy period left `last_balance` old), if any.
     Newidle {
         cpu: usize,
         long_idle: bool,
         walks: bool,
         pulls: bool,
+        deadline: Option<i8>,
     },
     /// `do_idle` entry: `nohz_run_idle_balance`, `tick_nohz_idle_enter`.
     IdleEnter(usize),
@@ -362,9 +365,11 @@ impl fmt::Debug for Step {
                 long_idle,
                 walks,
                 pulls,
+                deadline,
             } => write!(
                 f,
-                "Newidle {{ cpu: {cpu}, long_idle: {long_idle}, walks: {walks}, pulls: {pulls} }}"
+                "Newidle {{ cpu: {cpu}, long_idle: {long_idle}, walks: {walks}, pulls: {pulls}, \
+                 deadline: {deadline:?} }}"
             ),
             Step::IdleEnter(c) => write!(f, "IdleEnter({c})"),
             Step::IdleStop(c) => write!(f, "IdleStop({c})"),
@@ -866,8 +871,9 @@ impl Model {
                 long_idle,
                 walks,
                 pulls,
+                deadline,
             } => {
-                let pulled = self.newidle_balance(c, long_idle, walks, pulls);
+                let pulled = self.newidle_balance(c, long_idle, walks, pulls, deadline);
                 self.out.pulled = Some(pulled);
                 if pulled {
                     let cpu = &mut self.cpus[c];
@@ -1374,7 +1380,14 @@ impl Model {
         end
     }
 
-    fn newidle_balance(&mut self, c: usize, long_idle: bool, walks: bool, pulls: bool) -> bool {
+    fn newidle_balance(
+        &mut self,
+        c: usize,
+        long_idle: bool,
+        walks: bool,
+        pulls: bool,
+        deadline: Option<i8>,
+    ) -> bool {
         self.check_on_cpu(c);
         // update_misfit_status(NULL, rq), before any early return; it returns at once unless
         // asymmetric capacity is active (on a symmetric machine the status stays).
@@ -1384,7 +1397,14 @@ impl Model {
         if self.cpus[c].ttwu || !self.cpus[c].active {
             return false;
         }
-        let next = self.now + HZ;
+        // The base domain's deadline, if the CPU has a domain and it is earlier than a second
+        // from now.
+        let next = match deadline {
+            Some(d) if self.cpus[c].has_domain => {
+                (self.now + HZ).min(self.now.wrapping_add_signed(i128::from(d)))
+            }
+            _ => self.now + HZ,
+        };
         let mut pulled = false;
         // The walk, only with a domain and when it is worth it; this CPU's own blocked
         // averages are refreshed first, as update_nohz_stats refreshes a remote CPU's.
@@ -1393,14 +1413,19 @@ impl Model {
             self.emit(Ev::Newidle(c));
             pulled = pulls;
         }
-        if self.cpus[c].next_balance > next {
+        let stored = self.cpus[c].next_balance > next;
+        if stored {
             self.cpus[c].next_balance = next;
         }
         // Paced's hold, after a look that found nothing to pull: the root domain not
         // overloaded, or a walk that pulled nothing. (Here `walks` is the overload: the
-        // machine's walks cost nothing, so none is skipped for a short idle.)
+        // machine's walks cost nothing, so none is skipped for a short idle.) It changes what
+        // is stored, never whether.
         let found_nothing = self.cpus[c].has_domain && !pulled;
-        if self.cfg.beyond.newidle_hold && found_nothing && self.cpus[c].next_balance < self.now + 2
+        if self.cfg.beyond.newidle_hold
+            && found_nothing
+            && stored
+            && self.cpus[c].next_balance < self.now + 2
         {
             self.cpus[c].next_balance = self.now + 2;
         }

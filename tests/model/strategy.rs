@@ -144,6 +144,7 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
                 long_idle: false,
                 walks: false,
                 pulls: false,
+                deadline: None,
             })
         })
         .collect();
@@ -151,18 +152,21 @@ pub fn steps(s: &Model) -> BoxedStrategy<Step> {
         arms.push((
             4,
             // Most passes walk (refreshing their own blocked load first), and most walks pull
-            // nothing; a pass that skips the walk cannot pull.
+            // nothing; a pass that skips the walk cannot pull. Half find a base-domain
+            // deadline, a few jiffies past (a busy period left `last_balance` old) or ahead.
             (
                 pick(newidle),
                 prop::bool::weighted(0.75),
                 prop::bool::weighted(0.7),
                 prop::bool::weighted(0.2),
+                prop::option::weighted(0.5, -3i8..=3),
             )
-                .prop_map(|(cpu, long_idle, walks, pulls)| Step::Newidle {
+                .prop_map(|(cpu, long_idle, walks, pulls, deadline)| Step::Newidle {
                     cpu,
                     long_idle,
                     walks,
                     pulls: walks && pulls,
+                    deadline,
                 })
                 .boxed(),
         ));
