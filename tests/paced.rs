@@ -448,6 +448,41 @@ fn next_alone_waits_for_the_balance_kick_a_jiffy_away() {
     assert_eq!(flags_of(w.tick(0).unwrap()), B | X);
 }
 
+/// A fresh 4-CPU world whose CPU 3, its `rq->next_balance` `ahead` jiffies on and its
+/// `avg_idle` a migration's cost, runs its newidle look at jiffy `look`: it reads `sd(look)` of
+/// the base domain and, if it walks, reports `pulled` and the same deadline. Returns the world
+/// and CPU 3's `rq->next_balance` after the look, in jiffies from it.
+fn newidle_look<P: Policy>(
+    ahead: usize,
+    sd: impl FnOnce(Jiffies) -> NewidleDomain,
+    pulled: bool,
+) -> (World<P>, usize) {
+    let w = World::<P>::new(4);
+    let c3 = w.cpu(3);
+    let look = w.now();
+    w.m.rq(c3).set_next_balance(look.add(ahead));
+    w.m.rq(c3).set_avg_idle(SCHED_MIGRATION_COST_NS);
+    let sd = sd(look);
+    w.p.set_newidle_domain(sd);
+    w.p.set_newidle_outcome(NewidleOutcome {
+        pulled_task: pulled,
+        next_balance: sd.next_balance,
+    });
+    assert_eq!(w.m.sched_balance_newidle(c3, &*w.p), pulled);
+    let held = w.m.rq(c3).next_balance().since(look);
+    (w, held)
+}
+
+/// The base domain as `newidle_look` reads it: the root domain `overloaded` or not, a walk
+/// costing `cost` ns, its deadline `deadline`.
+fn base_domain(overloaded: bool, cost: u64, deadline: Option<Jiffies>) -> NewidleDomain {
+    NewidleDomain {
+        rd_overloaded: overloaded,
+        max_newidle_lb_cost: cost,
+        next_balance: deadline,
+    }
+}
+
 /// CPU 3 runs its newidle look at jiffy `look` and finds nothing to pull (no overloaded CPU in
 /// the root domain); its base domain's deadline is `look` itself (its busy period left
 /// `last_balance` old). Patched pulls `rq->next_balance` in to it, so an ILB pass in the same
@@ -461,18 +496,8 @@ fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy()
     /// `rq->next_balance` after the look, relative to it; and the first of 0..4 jiffies on at
     /// which a pass by CPU 2 balances CPU 3 (one pass a jiffy).
     fn first_balance<P: Policy>() -> (usize, Option<usize>) {
-        let w = World::<P>::new(4);
+        let (w, held) = newidle_look::<P>(64, |look| base_domain(false, 0, Some(look)), false);
         w.enter(2);
-        let c3 = w.cpu(3);
-        w.m.rq(c3).set_next_balance(w.now().add(64));
-        let look = w.now();
-        w.p.set_newidle_domain(NewidleDomain {
-            rd_overloaded: false,
-            max_newidle_lb_cost: 0,
-            next_balance: Some(look),
-        });
-        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
-        let held = w.m.rq(c3).next_balance().since(look);
         w.enter(3);
         for j in 0..4 {
             w.advance(usize::from(j > 0));
@@ -492,93 +517,43 @@ fn a_cpu_is_balanced_on_behalf_of_idle_once_it_has_stayed_idle_through_a_jiffy()
     assert_eq!(IDLE_HOLD_JIFFIES, 2);
     assert_eq!(first_balance::<Paced>(), (2, Some(2)));
 
-    /// `rq->next_balance` after a look that pulled a task, relative to the look.
-    fn after_a_pull<P: Policy>() -> usize {
-        let w = World::<P>::new(4);
-        let c3 = w.cpu(3);
-        w.m.rq(c3).set_next_balance(w.now().add(64));
-        w.m.rq(c3).set_avg_idle(SCHED_MIGRATION_COST_NS);
-        let look = w.now();
-        w.p.set_newidle_outcome(NewidleOutcome {
-            pulled_task: true,
-            next_balance: Some(look),
-        });
-        assert!(w.m.sched_balance_newidle(c3, &*w.p));
-        w.m.rq(c3).next_balance().since(look)
-    }
-    assert_eq!(after_a_pull::<Paced>(), 0);
-    assert_eq!(after_a_pull::<Patched>(), 0);
+    // A walk that pulled a task: held by neither.
+    let pull = |look| base_domain(true, 0, Some(look));
+    assert_eq!(newidle_look::<Paced>(64, pull, true).1, 0);
+    assert_eq!(newidle_look::<Patched>(64, pull, true).1, 0);
 
     /// `rq->next_balance` after a look with the root domain overloaded, relative to it: a
     /// walk that pulled nothing (`walks`), or one skipped because the CPU's expected idle
     /// (`avg_idle`) is shorter than the walk's cost, which looked at nothing.
     fn after_an_overloaded_look<P: Policy>(walks: bool) -> usize {
-        let w = World::<P>::new(4);
-        let c3 = w.cpu(3);
-        w.m.rq(c3).set_next_balance(w.now().add(64));
-        w.m.rq(c3).set_avg_idle(SCHED_MIGRATION_COST_NS);
-        let look = w.now();
-        w.p.set_newidle_domain(NewidleDomain {
-            rd_overloaded: true,
-            max_newidle_lb_cost: if walks {
-                0
-            } else {
-                SCHED_MIGRATION_COST_NS + 1
-            },
-            next_balance: Some(look),
-        });
-        w.p.set_newidle_outcome(NewidleOutcome {
-            pulled_task: false,
-            next_balance: Some(look),
-        });
-        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
+        let cost = if walks {
+            0
+        } else {
+            SCHED_MIGRATION_COST_NS + 1
+        };
+        let (w, held) = newidle_look::<P>(64, |look| base_domain(true, cost, Some(look)), false);
         let walked = w
             .events()
             .iter()
             .any(|e| matches!(e, Event::NewidleBalance { .. }));
         assert_eq!(walked, walks);
-        w.m.rq(c3).next_balance().since(look)
+        held
     }
     assert_eq!(after_an_overloaded_look::<Paced>(true), 2);
     assert_eq!(after_an_overloaded_look::<Patched>(true), 0);
     assert_eq!(after_an_overloaded_look::<Paced>(false), 0);
     assert_eq!(after_an_overloaded_look::<Patched>(false), 0);
 
-    /// `rq->next_balance` after a look that pulled nothing and found no earlier deadline than
-    /// the CPU's own, 64 jiffies on: the hold never moves a later deadline earlier.
-    fn later_kept<P: Policy>() -> usize {
-        let w = World::<P>::new(4);
-        let c3 = w.cpu(3);
-        w.m.rq(c3).set_next_balance(w.now().add(64));
-        let look = w.now();
-        w.p.set_newidle_domain(NewidleDomain {
-            rd_overloaded: false,
-            max_newidle_lb_cost: 0,
-            next_balance: None,
-        });
-        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
-        w.m.rq(c3).next_balance().since(look)
-    }
-    assert_eq!(later_kept::<Paced>(), 64);
-    assert_eq!(later_kept::<Patched>(), 64);
+    // A look that pulled nothing and found no earlier deadline than the CPU's own, 64 jiffies
+    // on: the hold never moves a later deadline earlier.
+    let none = |_| base_domain(false, 0, None);
+    assert_eq!(newidle_look::<Paced>(64, none, false).1, 64);
+    assert_eq!(newidle_look::<Patched>(64, none, false).1, 64);
 
-    /// `rq->next_balance` after a look that found nothing to pull while the CPU's own deadline
-    /// was already due (`look`) and the look's later (`look + 5`), relative to the look. The
-    /// kernel keeps the due deadline (it stores nothing), and so does the hold, which stores
-    /// only where the kernel does.
-    fn already_due<P: Policy>() -> usize {
-        let w = World::<P>::new(4);
-        let c3 = w.cpu(3);
-        let look = w.now();
-        w.m.rq(c3).set_next_balance(look);
-        w.p.set_newidle_domain(NewidleDomain {
-            rd_overloaded: false,
-            max_newidle_lb_cost: 0,
-            next_balance: Some(look.add(5)),
-        });
-        assert!(!w.m.sched_balance_newidle(c3, &*w.p));
-        w.m.rq(c3).next_balance().since(look)
-    }
-    assert_eq!(already_due::<Patched>(), 0);
-    assert_eq!(already_due::<Paced>(), 0);
+    // A look that found nothing to pull while the CPU's own deadline was already due (the
+    // look's jiffy) and the look's later (5 on): the kernel keeps the due deadline (it stores
+    // nothing), and so does the hold, which stores only where the kernel does.
+    let later = |look: Jiffies| base_domain(false, 0, Some(look.add(5)));
+    assert_eq!(newidle_look::<Patched>(0, later, false).1, 0);
+    assert_eq!(newidle_look::<Paced>(0, later, false).1, 0);
 }

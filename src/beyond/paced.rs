@@ -87,10 +87,10 @@
 //! `tests/paced.rs` pins each of these down and checks everything else against `Patched`.
 //! The reference model says each of them too (`tests/model/reference.rs`, `Beyond`: the paced
 //! kick, the newidle hold and the hashed ILB start), so `paced_machine_follows_the_model`
-//! checks every observable of `Paced` against it on random sequences. The kernel-path tests that expect
-//! STATS with every balance kick, or the pass's warning for BALANCE alone, leave `Paced` out
-//! (`for_each_policy!(except Paced: ..)`, each list saying which test of `tests/paced.rs` pins
-//! the difference); every other kernel-path test runs it.
+//! checks every observable of `Paced` against it on random sequences. The kernel-path tests
+//! that expect STATS with every balance kick, or the pass's warning for BALANCE alone, leave
+//! `Paced` out (`for_each_policy!(except Paced: ..)`, each list saying which test of
+//! `tests/paced.rs` pins the difference); every other kernel-path test runs it.
 
 use super::scalable::ScalableLine;
 use crate::cpu::{CpuId, NrCpuIds};
